@@ -1,0 +1,188 @@
+"""Strided buffers <-> logical arrays: `read_tensor` and `write_tensor` (SPEC §1).
+
+Each layout lowers to the cheapest XLA ops `dmljax._layout.plan_layout` finds:
+packed -> reshape; permuted packed (NHWC) -> reshape + transpose; zero strides ->
+broadcast; padded rows -> reshape + slice (a pad first when the buffer stops short of
+the last row's padding); anything else -> one gather (read) or scatter (write) of the
+element offsets.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from dmljax._errors import ValidationError, fail
+from dmljax._layout import LayoutPlan, has_aliasing, plan_layout
+from dmljax._tensor_desc import TensorDesc
+
+__all__ = ["read_tensor", "write_tensor"]
+
+
+def _x64_hint(desc: TensorDesc) -> str:
+    if desc.dtype.is_64bit and not jax.config.jax_enable_x64:
+        return "; 64-bit types need jax.config.update('jax_enable_x64', True)"
+    return ""
+
+
+def check_buffer(op: str, param: str, buffer: jax.typing.ArrayLike, desc: TensorDesc) -> jax.Array:
+    """Validate a flat buffer for ``desc`` (type, rank, length) and return it as an array."""
+    if not isinstance(desc, TensorDesc):
+        raise TypeError(f"{op}: desc must be a TensorDesc; got desc={desc!r}.")
+    buffer = jnp.asarray(buffer)
+    if buffer.ndim != 1:
+        raise fail(op, f"{param}.shape", "be 1-D (a flat buffer)", buffer.shape)
+    if buffer.dtype != desc.dtype.dtype:
+        rule = f"be {desc.dtype.name} like the descriptor{_x64_hint(desc)}"
+        raise fail(op, f"{param}.dtype", rule, str(buffer.dtype))
+    needed = desc.min_buffer_elements
+    if buffer.shape[0] < needed:
+        context = f"sizes {desc.sizes}, strides {desc.strides}"
+        raise fail(op, f"{param} length", f"be at least {needed} elements", buffer.shape[0], context)
+    return buffer
+
+
+def read_tensor(buffer: jax.typing.ArrayLike, desc: TensorDesc) -> jax.Array:
+    """Read the logical tensor that ``desc`` describes out of a flat buffer.
+
+    ``output[c] = buffer[dot(c, desc.strides)]``. Pure and differentiable: under
+    `jax.grad` the cotangent of a broadcast (zero-stride) dimension is summed back into
+    the one buffer element it came from; padding gets a zero gradient.
+
+    Args:
+      buffer: 1-D array of ``desc.dtype`` with at least ``desc.min_buffer_elements``
+        elements (a longer buffer is fine).
+      desc: the `TensorDesc`; static under `jax.jit`.
+
+    Returns:
+      An array of shape ``desc.sizes`` and ``desc.dtype``.
+
+    Raises:
+      ValidationError: the buffer is not 1-D, has another type or is too short.
+
+    Examples:
+      >>> import numpy as np
+      >>> padded = np.array([0, 1, 2, -1, -1, 3, 4, 5], np.float32)  # rows of 3, stride 5
+      >>> read_tensor(padded, TensorDesc("float32", (2, 3), strides=(5, 1)))
+      Array([[0., 1., 2.],
+             [3., 4., 5.]], dtype=float32)
+      >>> read_tensor(np.arange(3, dtype=np.int32), TensorDesc("int32", (2, 3), strides=(0, 1)))
+      Array([[0, 1, 2],
+             [0, 1, 2]], dtype=int32)
+    """
+    buffer = check_buffer("read_tensor", "buffer", buffer, desc)
+    return _read_impl(buffer, desc)
+
+
+def write_tensor(buffer: jax.typing.ArrayLike, desc: TensorDesc, value: jax.typing.ArrayLike) -> jax.Array:
+    """Return a copy of ``buffer`` with ``value`` written at the offsets ``desc`` describes.
+
+    ``new[dot(c, desc.strides)] = value[c]``; every other element of the buffer is kept.
+    Donate ``buffer`` (``jax.jit(..., donate_argnums=...)``) to update it in place.
+
+    Args:
+      buffer: 1-D array of ``desc.dtype``, at least ``desc.min_buffer_elements`` long.
+      desc: the `TensorDesc`; its elements must not alias (no zero stride on a
+        dimension of size > 1, no overlapping strides). Static under `jax.jit`.
+      value: an array of shape ``desc.sizes`` and ``desc.dtype``.
+
+    Returns:
+      The new buffer, same shape and type as ``buffer``.
+
+    Raises:
+      ValidationError: the descriptor aliases, or the buffer or value breaks a rule.
+
+    Examples:
+      >>> import numpy as np
+      >>> desc = TensorDesc("int32", (2, 3), strides=(1, 2))  # column-major
+      >>> write_tensor(np.zeros(6, np.int32), desc, np.array([[1, 2, 3], [4, 5, 6]], np.int32))
+      Array([1, 4, 2, 5, 3, 6], dtype=int32)
+    """
+    op = "write_tensor"
+    buffer = check_buffer(op, "buffer", buffer, desc)
+    if has_aliasing(desc.sizes, desc.strides):
+        rule = "describe each element at its own offset (no zero or overlapping strides)"
+        raise fail(op, "desc.strides", rule, desc.strides, f"sizes {desc.sizes}")
+    value = jnp.asarray(value)
+    if value.shape != desc.sizes:
+        raise fail(op, "value.shape", f"equal desc.sizes {desc.sizes}", value.shape)
+    if value.dtype != desc.dtype.dtype:
+        raise fail(op, "value.dtype", f"be {desc.dtype.name}{_x64_hint(desc)}", str(value.dtype))
+    return _write_impl(buffer, value, desc)
+
+
+def _prefix(buffer: jax.Array, length: int) -> jax.Array:
+    """The first ``length`` elements, zero-padded when the buffer is shorter."""
+    have = buffer.shape[0]
+    if have == length:
+        return buffer
+    if have > length:
+        return lax.slice(buffer, (0,), (length,))
+    return jnp.pad(buffer, (0, length - have))
+
+
+def _offsets(desc: TensorDesc) -> jax.Array:
+    """Offsets of all elements as an index array built from iotas (fused by XLA)."""
+    last = desc.min_buffer_elements - 1
+    if last < 2**32:
+        dtype = jnp.uint32
+    elif jax.config.jax_enable_x64:
+        dtype = jnp.uint64
+    else:
+        raise ValidationError(f"read_tensor: offsets up to {last} need jax_enable_x64 (sizes {desc.sizes}).")
+    offsets = jnp.zeros(desc.sizes, dtype)
+    for dim, stride in enumerate(desc.strides):
+        if stride and desc.sizes[dim] > 1:
+            offsets = offsets + lax.broadcasted_iota(dtype, desc.sizes, dim) * np.asarray(stride, dtype)
+    return offsets
+
+
+def _physical_sizes(desc: TensorDesc, plan: LayoutPlan) -> tuple[int, ...]:
+    return tuple(desc.sizes[d] for d in plan.physical_dims)
+
+
+@functools.partial(jax.jit, static_argnums=1)
+def _read_impl(buffer: jax.Array, desc: TensorDesc) -> jax.Array:
+    plan = plan_layout(desc.sizes, desc.strides)
+    if not plan.nested:
+        return buffer.at[_offsets(desc)].get(mode="promise_in_bounds", wrap_negative_indices=False)
+    if plan.physical_dims:
+        x = _prefix(buffer, plan.extent).reshape(plan.view_shape)
+        if not plan.is_contiguous:
+            x = lax.slice(x, (0,) * x.ndim, plan.view_limits)
+        x = x.reshape(_physical_sizes(desc, plan))
+        if not plan.is_identity:
+            x = lax.transpose(x, tuple(np.argsort(plan.physical_dims)))
+    else:
+        x = lax.slice(buffer, (0,), (1,)).reshape(())
+    if not plan.broadcast_dims:
+        return x.reshape(desc.sizes)
+    return lax.broadcast_in_dim(x, desc.sizes, tuple(sorted(plan.physical_dims)))
+
+
+@functools.partial(jax.jit, static_argnums=2)
+def _write_impl(buffer: jax.Array, value: jax.Array, desc: TensorDesc) -> jax.Array:
+    plan = plan_layout(desc.sizes, desc.strides)
+    if not plan.nested:
+        flat = value.reshape(-1)
+        return buffer.at[_offsets(desc).reshape(-1)].set(flat, unique_indices=True, mode="promise_in_bounds")
+    logical_order = tuple(sorted(plan.physical_dims))
+    x = value.reshape(tuple(desc.sizes[d] for d in logical_order))
+    if not plan.is_identity:
+        x = lax.transpose(x, tuple(logical_order.index(d) for d in plan.physical_dims))
+    x = x.reshape(plan.view_limits)
+    length = buffer.shape[0]
+    if plan.is_contiguous and plan.extent == length:
+        return x.reshape(-1)
+    if plan.is_contiguous:
+        flat = x.reshape(-1)
+    else:
+        view = _prefix(buffer, plan.extent).reshape(plan.view_shape)
+        flat = lax.dynamic_update_slice(view, x, (0,) * view.ndim).reshape(-1)
+    if plan.extent > length:
+        return lax.slice(flat, (0,), (length,))
+    return lax.dynamic_update_slice(buffer, flat, (0,))
