@@ -1,0 +1,1 @@
+"""Benchmarks: every operator against its baselines, side by side (see `_harness`)."""

@@ -1,0 +1,92 @@
+"""Side-by-side timing: contenders of one case run interleaved, medians reported.
+
+A `Case` holds one operation at one size and the contenders that compute it: dmljax
+first, then its baselines (hand-written ``jnp``/``lax``, NumPy, other PRNGs). `run_case`
+calls each contender once to compile (compile time reported apart), then times them in
+interleaved rounds so that the machine's noise hits all of them alike, and reports the
+median of each.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import jax
+
+__all__ = ["Case", "Result", "run_case", "block"]
+
+
+def block(value: Any) -> Any:
+    """Wait for every array in ``value`` (NumPy results pass through)."""
+    return jax.block_until_ready(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One operation at one size.
+
+    Attributes:
+      group: the operator family, e.g. ``"gather"``.
+      name: what is measured, e.g. ``"take axis=0 fwd"``.
+      nbytes: bytes the operation must move at least (inputs read + output written);
+        throughput is reported as ``nbytes / seconds``.
+      contenders: name -> zero-argument callable returning the result. The first is
+        the one under test; the rest are baselines. Each callable must do its whole work
+        (a jitted function applied to prepared arguments, a NumPy expression).
+      reference: the baseline that ratios are quoted against (a key of contenders).
+    """
+
+    group: str
+    name: str
+    nbytes: int
+    contenders: dict[str, Callable[[], Any]]
+    reference: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Result:
+    """Median seconds per contender, plus first-call (compile + run) seconds."""
+
+    case: Case
+    median_s: dict[str, float]
+    first_call_s: dict[str, float]
+
+    def ratio(self, contender: str | None = None) -> float:
+        """Time of ``contender`` (default: the one under test) over the reference's."""
+        contender = contender or next(iter(self.case.contenders))
+        return self.median_s[contender] / self.median_s[self.case.reference]
+
+    def gbps(self, contender: str) -> float:
+        return self.case.nbytes / self.median_s[contender] / 1e9
+
+
+def run_case(case: Case, *, rounds: int = 7, min_round_s: float = 0.02) -> Result:
+    """Time every contender of ``case`` side by side and return the medians.
+
+    Each round calls each contender enough times to fill ``min_round_s`` (at least
+    once) and records the mean per call; the result is the median over rounds.
+    """
+    first: dict[str, float] = {}
+    for name, fn in case.contenders.items():
+        start = time.perf_counter()
+        block(fn())
+        first[name] = time.perf_counter() - start
+    inner: dict[str, int] = {}
+    for name, fn in case.contenders.items():
+        start = time.perf_counter()
+        block(fn())
+        once = max(time.perf_counter() - start, 1e-7)
+        inner[name] = max(1, min(1000, int(min_round_s / once)))
+    samples: dict[str, list[float]] = {name: [] for name in case.contenders}
+    for _ in range(rounds):
+        for name, fn in case.contenders.items():
+            start = time.perf_counter()
+            for _ in range(inner[name]):
+                block(fn())
+            samples[name].append((time.perf_counter() - start) / inner[name])
+    medians = {name: statistics.median(values) for name, values in samples.items()}
+    return Result(case, medians, first)
