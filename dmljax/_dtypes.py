@@ -90,4 +90,3 @@ def as_data_type(value: Any, op: str = "dmljax", param: str = "dtype") -> DataTy
                 return member
     names = ", ".join(m.name for m in DataType)
     raise TypeError(f"{op}: {param} must be one of {names}; got {param}={value!r}.")
-

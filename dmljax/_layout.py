@@ -19,30 +19,58 @@ __all__ = ["LayoutPlan", "plan_layout", "has_aliasing", "element_offsets"]
 class LayoutPlan:
     """How the logical tensor sits in the buffer.
 
-    ``nested`` layouts are packed, permuted (NHWC), padded or broadcast: after dropping
-    size-1 and zero-stride dimensions and sorting the rest by stride, each stride is a
-    multiple of the next and covers its extent. Then the buffer's first ``extent``
-    elements reshaped to ``view_shape`` and sliced to ``view_limits`` hold the tensor's
-    ``physical_dims`` in physical order. Anything else (overlapping windows, strides
-    that do not nest) is ``nested=False`` and goes through a gather of `element_offsets`.
+    A ``nested`` layout is packed, permuted (NHWC), padded or broadcast: after dropping
+    size-1 and zero-stride dimensions and sorting the rest by stride, outermost first
+    (``physical_dims``), each stride covers the whole extent of the next dimension,
+    ``strides[d_i] >= sizes[d_j] * strides[d_j]``. Its elements are then read by
+    reshaping the buffer's first ``extent`` elements to ``(n_0, s_0)`` and alternately
+    slicing the last axis to ``n_j * s_j`` and splitting it into ``(n_j, s_j)``.
+    Anything else (overlapping windows) is ``nested=False`` and goes through a gather of
+    `element_offsets`.
     """
 
     nested: bool
     physical_dims: tuple[int, ...] = ()
-    view_shape: tuple[int, ...] = ()
-    view_limits: tuple[int, ...] = ()
-    extent: int = 1
+    physical_sizes: tuple[int, ...] = ()
+    physical_strides: tuple[int, ...] = ()
     broadcast_dims: tuple[int, ...] = ()
 
     @property
+    def extent(self) -> int:
+        """Buffer elements the view spans: ``n_0 * s_0``."""
+        return self.physical_sizes[0] * self.physical_strides[0] if self.physical_dims else 1
+
+    @property
     def is_contiguous(self) -> bool:
-        """True when the view needs no slicing: a packed (maybe permuted) tensor."""
-        return self.view_shape == self.view_limits
+        """True for a packed (maybe permuted) tensor: no gaps, nothing to slice."""
+        inner = self.physical_strides[1:] + (1,)
+        return all(
+            s == n * t for s, n, t in zip(self.physical_strides, self.physical_sizes[1:] + (1,), inner, strict=True)
+        )
 
     @property
     def is_identity(self) -> bool:
         """True when the view is already in logical order (no transpose)."""
         return list(self.physical_dims) == sorted(self.physical_dims)
+
+    @property
+    def view_shape(self) -> tuple[int, ...] | None:
+        """One reshape that exposes every element, when each stride divides the next outer one.
+
+        Then the view sliced to `view_limits` is the tensor in physical order (padded
+        layouts get updated in place through it); ``None`` when some stride does not divide.
+        """
+        strides = self.physical_strides + ((1,) if self.physical_strides[-1] > 1 else ())
+        if any(outer % inner for outer, inner in zip(strides, strides[1:], strict=False)):
+            return None
+        return (self.physical_sizes[0],) + tuple(
+            outer // inner for outer, inner in zip(strides, strides[1:], strict=False)
+        )
+
+    @property
+    def view_limits(self) -> tuple[int, ...]:
+        """The slice of `view_shape` that holds the elements (a trailing 1 when the innermost stride is > 1)."""
+        return self.physical_sizes + ((1,) if self.physical_strides[-1] > 1 else ())
 
 
 @functools.lru_cache(maxsize=1024)
@@ -51,32 +79,23 @@ def plan_layout(sizes: tuple[int, ...], strides: tuple[int, ...]) -> LayoutPlan:
 
     Examples:
       >>> plan_layout((1, 1, 3, 5), (15, 1, 5, 1))  # NHWC, one channel: just packed
-      LayoutPlan(nested=True, physical_dims=(2, 3), view_shape=(3, 5), view_limits=(3, 5), extent=15, broadcast_dims=())
+      LayoutPlan(nested=True, physical_dims=(2, 3), physical_sizes=(3, 5), physical_strides=(5, 1), broadcast_dims=())
       >>> plan_layout((2, 3), (5, 1)).view_shape  # rows of 3 padded to 5
       (2, 5)
+      >>> plan_layout((2, 3, 4), (20, 6, 1)).view_shape is None  # padded twice, 6 does not divide 20
+      True
       >>> plan_layout((3, 3), (1, 1)).nested  # overlapping windows
       False
     """
     live = [d for d, (n, s) in enumerate(zip(sizes, strides, strict=True)) if n > 1 and s > 0]
     broadcast = tuple(d for d, (n, s) in enumerate(zip(sizes, strides, strict=True)) if n > 1 and s == 0)
-    order = sorted(live, key=lambda d: -strides[d])
-    view_shape, view_limits = [], []
+    order = tuple(sorted(live, key=lambda d: -strides[d]))
     for outer, inner in zip(order, order[1:], strict=False):
-        ratio, remainder = divmod(strides[outer], strides[inner])
-        if remainder or ratio < sizes[inner]:
+        if strides[outer] < sizes[inner] * strides[inner]:
             return LayoutPlan(nested=False, broadcast_dims=broadcast)
-        view_shape.append(ratio)
-        view_limits.append(sizes[inner])
-    if not order:
-        return LayoutPlan(nested=True, broadcast_dims=broadcast)
-    view_shape.insert(0, sizes[order[0]])
-    view_limits.insert(0, sizes[order[0]])
-    innermost = strides[order[-1]]
-    if innermost > 1:
-        view_shape.append(innermost)
-        view_limits.append(1)
-    extent = sizes[order[0]] * strides[order[0]]
-    return LayoutPlan(True, tuple(order), tuple(view_shape), tuple(view_limits), extent, broadcast)
+    physical_sizes = tuple(sizes[d] for d in order)
+    physical_strides = tuple(strides[d] for d in order)
+    return LayoutPlan(True, order, physical_sizes, physical_strides, broadcast)
 
 
 def element_offsets(sizes: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:

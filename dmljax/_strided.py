@@ -141,8 +141,17 @@ def _offsets(desc: TensorDesc) -> jax.Array:
     return offsets
 
 
-def _physical_sizes(desc: TensorDesc, plan: LayoutPlan) -> tuple[int, ...]:
-    return tuple(desc.sizes[d] for d in plan.physical_dims)
+def _read_view(buffer: jax.Array, plan: LayoutPlan) -> jax.Array:
+    """The tensor's elements in physical order: reshape, then slice and split each level."""
+    sizes, strides = plan.physical_sizes, plan.physical_strides
+    x = _prefix(buffer, plan.extent).reshape(sizes[0], strides[0])
+    for size, stride in zip(sizes[1:], strides[1:], strict=True):
+        if x.shape[-1] != size * stride:
+            x = lax.slice_in_dim(x, 0, size * stride, axis=-1)
+        x = x.reshape(x.shape[:-1] + (size, stride))
+    if x.shape[-1] != 1:
+        x = lax.slice_in_dim(x, 0, 1, axis=-1)
+    return x.reshape(sizes)
 
 
 @functools.partial(jax.jit, static_argnums=1)
@@ -151,10 +160,7 @@ def _read_impl(buffer: jax.Array, desc: TensorDesc) -> jax.Array:
     if not plan.nested:
         return buffer.at[_offsets(desc)].get(mode="promise_in_bounds", wrap_negative_indices=False)
     if plan.physical_dims:
-        x = _prefix(buffer, plan.extent).reshape(plan.view_shape)
-        if not plan.is_contiguous:
-            x = lax.slice(x, (0,) * x.ndim, plan.view_limits)
-        x = x.reshape(_physical_sizes(desc, plan))
+        x = _read_view(buffer, plan)
         if not plan.is_identity:
             x = lax.transpose(x, tuple(np.argsort(plan.physical_dims)))
     else:
@@ -167,7 +173,9 @@ def _read_impl(buffer: jax.Array, desc: TensorDesc) -> jax.Array:
 @functools.partial(jax.jit, static_argnums=2)
 def _write_impl(buffer: jax.Array, value: jax.Array, desc: TensorDesc) -> jax.Array:
     plan = plan_layout(desc.sizes, desc.strides)
-    if not plan.nested:
+    if plan.nested and not plan.physical_dims:
+        return lax.dynamic_update_slice(buffer, value.reshape(1), (0,))
+    if not plan.nested or plan.view_shape is None:  # interleaved, or padded by uneven amounts
         flat = value.reshape(-1)
         return buffer.at[_offsets(desc).reshape(-1)].set(flat, unique_indices=True, mode="promise_in_bounds")
     logical_order = tuple(sorted(plan.physical_dims))
