@@ -236,3 +236,38 @@ def test_vmap_matches_loop(strides):
         batched = jax.vmap(lambda b, v: write_tensor(b, desc, v))(buffers, values)
         looped = jnp.stack([write_tensor(b, desc, v) for b, v in zip(buffers, values, strict=True)])
         np.testing.assert_array_equal(batched, looped)
+
+
+# --- no ops beyond the hand-written formulation -------------------------------------------
+
+
+def _opcodes(fn, *args) -> list[str]:
+    """The sorted opcodes of the optimised HLO's instructions (names and metadata dropped)."""
+    text = jax.jit(fn).lower(*args).compile().as_text()
+    codes = []
+    for line in text.splitlines():
+        if " = " in line and "(" in line and not line.lstrip().startswith(("HloModule", "ENTRY", "%fused", "%wrapped")):
+            rhs = line.split(" = ", 1)[1]
+            codes.append(rhs.split("(", 1)[0].split()[-1])
+    return sorted(codes)
+
+
+_HAND_WRITTEN = [
+    ("packed", (2, 16, 8, 32), None, lambda b: b.reshape(2, 16, 8, 32)),
+    ("nhwc", (2, 16, 8, 32), "NHWC", lambda b: b.reshape(2, 8, 32, 16).transpose(0, 3, 1, 2)),
+    ("broadcast", (2, 16, 8, 32), (0, 0, 0, 1), lambda b: jnp.broadcast_to(b, (2, 16, 8, 32))),
+    (
+        "padded",
+        (2, 16, 8, 32),
+        (16 * 8 * 40, 8 * 40, 40, 1),
+        lambda b: jnp.pad(b, (0, 8)).reshape(2, 16, 8, 40)[..., :32],
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "sizes", "layout", "hand_written"), _HAND_WRITTEN, ids=[c[0] for c in _HAND_WRITTEN])
+def test_read_compiles_to_the_hand_written_ops(name, sizes, layout, hand_written):
+    strides = packed_strides(sizes, layout) if isinstance(layout, str) else layout
+    desc = TensorDesc("float32", sizes, strides=strides)
+    buffer = jnp.zeros(desc.min_buffer_elements, jnp.float32)
+    assert _opcodes(lambda b: read_tensor(b, desc), buffer) == _opcodes(hand_written, buffer)
