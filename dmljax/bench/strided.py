@@ -112,4 +112,4 @@ def _hand_padded_write(buffer: jax.Array, value: jax.Array, sizes: tuple[int, ..
 
 def _hand_windows(buffer: jax.Array) -> jax.Array:
     rows = buffer.shape[0] - 7
-    return buffer[jnp.arange(rows)[:, None] + jnp.arange(8)]
+    return buffer[jnp.arange(rows)[:, None] + jnp.arange(8)[None, :]]
