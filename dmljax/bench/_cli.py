@@ -59,7 +59,8 @@ def _parse_sizes(text: str) -> list[int]:
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m dmljax", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help=f"small sizes, few rounds (sizes {QUICK_SIZES})")
-    parser.add_argument("--sizes", type=_parse_sizes, help=f"comma-separated tensor sizes in bytes (default {DEFAULT_SIZES})")
+    sizes_help = f"comma-separated tensor sizes in bytes (default {DEFAULT_SIZES})"
+    parser.add_argument("--sizes", type=_parse_sizes, help=sizes_help)
     parser.add_argument("--only", help="comma-separated operator groups to benchmark (e.g. gather,scatter)")
     parser.add_argument("--json", metavar="PATH", help="write machine-readable results here")
     parser.add_argument("--plot", metavar="PATH", help="write a PNG of throughput against size (needs matplotlib)")
