@@ -161,9 +161,9 @@ def as_data(op: str, param: str, value: Any) -> jax.Array:
       TypeError: the data type is none of `DataType`.
     """
     if not isinstance(value, jax.Array):
-        value = jnp.asarray(value)
+        value = np.asarray(value)
     as_data_type(value.dtype, op, f"{param}.dtype")
-    return value
+    return jnp.asarray(value)
 
 
 def as_indices(op: str, indices: Any, *, need_values: bool) -> tuple[jax.Array, np.ndarray | None]:
