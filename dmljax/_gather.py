@@ -1,0 +1,183 @@
+"""Gather (ONNX Gather 1/11/13, SPEC §5) and gather_elements (DML_GATHER_ELEMENTS).
+
+Each public function validates the static facts (ranks, shapes, types, axis), checks
+concrete indices, then calls one jitted array function (`_gather_impl`,
+`_gather_elements_impl`) that holds the operator's whole semantics: one `lax.gather`
+on indices normalised by `dmljax._indices.normalize`.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import jax
+from jax import lax
+
+from dmljax._dtypes import DataType
+from dmljax._errors import fail
+from dmljax._feature_levels import FeatureLevel
+from dmljax._indices import (
+    MAX_DIMENSIONS,
+    IndexMode,
+    as_data,
+    as_indices,
+    check_axis,
+    check_axis_size,
+    check_concrete,
+    check_elements_shape,
+    check_rank,
+    checkify_in_bounds,
+    lax_mode,
+    normalize,
+    resolve_mode,
+)
+from dmljax._support import SupportRow
+
+__all__ = ["gather", "gather_elements", "GATHER_ELEMENTS_SUPPORT"]
+
+_FL2_TYPES = tuple(DataType[n] for n in "FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8".split())
+_FL4_TYPES = (DataType.FLOAT64, *_FL2_TYPES[:2], DataType.INT64, *_FL2_TYPES[2:5], DataType.UINT64, *_FL2_TYPES[5:])
+_FL3_INDEX_TYPES = (DataType.INT64, DataType.INT32, DataType.UINT64, DataType.UINT32)
+
+# DML_GATHER_ELEMENTS_OPERATOR_DESC: introduced in DML_FEATURE_LEVEL_2_1 (learn.microsoft.com,
+# "DML_GATHER_ELEMENTS_OPERATOR_DESC structure"). Its tensor-support table is not in the seeds
+# and could not be read in full; these rows are DML_SCATTER's table (seed 000) from 2.1 on,
+# the operator it inverts, as SPEC §2 suggests. Negative signed indices from 3.0 (same page).
+GATHER_ELEMENTS_SUPPORT = (
+    SupportRow(FeatureLevel.FL_2_1, (4, 4), _FL2_TYPES, (DataType.UINT32,)),
+    SupportRow(FeatureLevel.FL_3_0, (1, MAX_DIMENSIONS), _FL2_TYPES, _FL3_INDEX_TYPES),
+    SupportRow(FeatureLevel.FL_4_1, (1, MAX_DIMENSIONS), _FL4_TYPES, _FL3_INDEX_TYPES),
+)
+
+
+def gather(data: Any, indices: Any, axis: int = 0, *, mode: Any = None) -> jax.Array:
+    """Gather slices of ``data`` along ``axis``: ONNX Gather (opsets 1, 11, 13).
+
+    ``output[j_0..j_{axis-1}, i_0..i_{q-1}, j_{axis+1}..] = data[j_0.., indices[i], ..]``,
+    of rank ``q + r - 1`` for ``data`` of rank ``r >= 1`` and ``indices`` of rank ``q``
+    (a scalar too). Negative indices count from the end of the axis. ONNX calls an index
+    outside ``[-s, s)`` an error: concrete indices raise `IndexError`; traced ones read
+    clamped by default (see `dmljax._indices.IndexMode` for ``mode``).
+
+    Args:
+      data: array of rank >= 1, any `DataType` (bool, bfloat16 and complex included).
+      indices: integer array of any shape: int32, int64, uint32 or uint64.
+      axis: the axis to gather along, in ``[-r, r)``.
+      mode: ``None`` (check concrete indices, else clip), ``"clip"``, ``"fill"``,
+        ``"promise_in_bounds"`` or ``"checked"``.
+
+    Returns:
+      Array of ``data.shape[:axis] + indices.shape + data.shape[axis + 1:]``, ``data``'s type.
+
+    Raises:
+      ValidationError: ``data`` is a scalar, ``axis`` or ``mode`` is invalid, or the axis is empty.
+      TypeError: ``data`` or ``indices`` has an unsupported type.
+      IndexError: concrete indices hold a value out of range (``mode`` None or "checked").
+
+    Examples:
+      >>> data = jnp.array([[1.0, 1.2], [2.3, 3.4], [4.5, 5.7]])
+      >>> gather(data, np.array([[0, 1], [1, 2]]), axis=0)[1]
+      Array([[2.3, 3.4],
+             [4.5, 5.7]], dtype=float32)
+      >>> gather(data, -1, axis=0)
+      Array([4.5, 5.7], dtype=float32)
+      >>> jax.jit(gather, static_argnames="axis")(data, jnp.array([7]), axis=0)  # clamped
+      Array([[4.5, 5.7]], dtype=float32)
+    """
+    data = as_data("gather", "data", data)
+    if data.ndim < 1:
+        raise fail("gather", "data.ndim", "be >= 1", data.ndim, f"data shape {data.shape}")
+    axis = check_axis("gather", axis, data.ndim, f"data shape {data.shape}")
+    policy = resolve_mode("gather", mode, IndexMode.CLIP)
+    indices, values = as_indices("gather", indices, need_values=policy.eager_check)
+    check_axis_size("gather", "data", data.shape, axis)
+    if values is not None:
+        check_concrete("gather", values, data.shape[axis], axis)
+    checked = policy.checkify and values is None
+    return _gather_impl(data, indices, axis=axis, mode=policy.mode, checked=checked)
+
+
+def gather_elements(data: Any, indices: Any, axis: int = 0, *, mode: Any = None) -> jax.Array:
+    """Gather single elements along ``axis``: DML_GATHER_ELEMENTS, ONNX GatherElements.
+
+    ``output[p] = data[p with p[axis] replaced by indices[p]]``, the inverse of `scatter`.
+    ``indices`` has ``data``'s rank and sizes except along ``axis`` (DirectML's rule; ONNX
+    also allows smaller sizes elsewhere, dmljax does not). Negative indices count from the
+    end of the axis. Out-of-range indices: as `gather` (clamped reads by default).
+
+    Args:
+      data: array of 1 to 8 dimensions, any `DataType`.
+      indices: int32, int64, uint32 or uint64 array of ``data``'s rank; ``indices.shape[d]
+        == data.shape[d]`` for every ``d != axis``.
+      axis: the axis to gather along, in ``[-r, r)``.
+      mode: as for `gather`.
+
+    Returns:
+      Array of ``indices.shape`` and ``data``'s type.
+
+    Raises:
+      ValidationError: a rank, shape, ``axis`` or ``mode`` breaks its rule.
+      TypeError: ``data`` or ``indices`` has an unsupported type.
+      IndexError: concrete indices hold a value out of range (``mode`` None or "checked").
+
+    Examples:
+      >>> data = jnp.array([[1, 2, 3], [4, 5, 6], [7, 8, 9]], dtype=jnp.uint32)
+      >>> gather_elements(data, jnp.array([[1, 2, 0], [2, 0, 0]], jnp.uint32), axis=0)
+      Array([[4, 8, 3],
+             [7, 2, 3]], dtype=uint32)
+      >>> gather_elements(jnp.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[-1], [0]]), axis=1)
+      Array([[2.],
+             [3.]], dtype=float32)
+    """
+    op = "gather_elements"
+    data = as_data(op, "data", data)
+    check_rank(op, "data", data.shape)
+    axis = check_axis(op, axis, data.ndim, f"data shape {data.shape}")
+    policy = resolve_mode(op, mode, IndexMode.CLIP)
+    indices, values = as_indices(op, indices, need_values=policy.eager_check)
+    check_elements_shape(op, data.shape, indices.shape, axis, "data")
+    check_axis_size(op, "data", data.shape, axis)
+    if values is not None:
+        check_concrete(op, values, data.shape[axis], axis)
+    checked = policy.checkify and values is None
+    return _gather_elements_impl(data, indices, axis=axis, mode=policy.mode, checked=checked)
+
+
+@functools.partial(jax.jit, static_argnames=("axis", "mode", "checked"))
+def _gather_impl(data: jax.Array, indices: jax.Array, *, axis: int, mode: IndexMode, checked: bool) -> jax.Array:
+    """ONNX Gather on validated arguments: one `lax.gather` of ``data.ndim - 1`` offset dims."""
+    size = data.shape[axis]
+    if checked:
+        checkify_in_bounds("gather", indices, size, axis)
+    rank, q = data.ndim, indices.ndim
+    dnums = lax.GatherDimensionNumbers(
+        offset_dims=tuple(range(axis)) + tuple(range(axis + q, q + rank - 1)),
+        collapsed_slice_dims=(axis,),
+        start_index_map=(axis,),
+    )
+    slice_sizes = data.shape[:axis] + (1,) + data.shape[axis + 1 :]
+    index = normalize(indices, size, mode)[..., None]
+    fill = 0 if mode is IndexMode.FILL else None
+    return lax.gather(data, index, dnums, slice_sizes, mode=lax_mode(mode), fill_value=fill)
+
+
+@functools.partial(jax.jit, static_argnames=("axis", "mode", "checked"))
+def _gather_elements_impl(
+    data: jax.Array, indices: jax.Array, *, axis: int, mode: IndexMode, checked: bool
+) -> jax.Array:
+    """GatherElements on validated arguments: one element-wise `lax.gather` (batching dims)."""
+    size = data.shape[axis]
+    if checked:
+        checkify_in_bounds("gather_elements", indices, size, axis)
+    others = tuple(d for d in range(data.ndim) if d != axis)
+    dnums = lax.GatherDimensionNumbers(
+        offset_dims=(),
+        collapsed_slice_dims=(axis,),
+        start_index_map=(axis,),
+        operand_batching_dims=others,
+        start_indices_batching_dims=others,
+    )
+    index = normalize(indices, size, mode)[..., None]
+    fill = 0 if mode is IndexMode.FILL else None
+    return lax.gather(data, index, dnums, (1,) * data.ndim, mode=lax_mode(mode), fill_value=fill)

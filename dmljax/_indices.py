@@ -1,0 +1,273 @@
+"""Index tensors shared by scatter, gather and gather_elements: types, modes and bounds.
+
+One place for every rule about an indices argument:
+
+* **Types.** INT32, INT64, UINT32, UINT64 (`INDEX_TYPES`). NumPy's and ONNX's default int64
+  arrays just work: with ``jax_enable_x64`` off, JAX canonicalises them to int32 (uint64 to
+  uint32) as usual; under ``jax.enable_x64(True)`` they are used as they are.
+* **Negative values** of a signed type count from the end of the axis (DirectML from
+  feature level 3.0, ONNX Gather 11+): along an axis of size ``n`` the valid range is
+  ``[-n, n)`` for signed types and ``[0, n)`` for unsigned ones.
+* **Out-of-range values.** With the default ``mode=None``, concrete (untraced) indices are
+  checked and the first bad value raises `IndexError`; traced indices (under `jax.jit`,
+  `jax.vmap`, ...) never crash and follow the operator's DirectML-faithful default:
+  gathers read clamped (DML_GATHER: "all reads are safely clamped"), scatter drops the
+  update. An explicit ``mode`` (`IndexMode`) chooses the behaviour everywhere, eager or not.
+
+Indices are normalised once, cheaply (`normalize`): negative values are wrapped with one
+fused select and the result is converted to the unsigned type of the same width, so XLA's
+gather needs only a one-sided clamp (measured up to 1.9x faster than int32 on CPU).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.experimental import checkify
+
+from dmljax._dtypes import DataType, as_data_type
+from dmljax._errors import fail
+
+__all__ = [
+    "INDEX_TYPES",
+    "MAX_DIMENSIONS",
+    "IndexMode",
+    "IndexPolicy",
+    "as_data",
+    "as_indices",
+    "check_axis",
+    "check_axis_size",
+    "check_concrete",
+    "check_elements_shape",
+    "check_rank",
+    "checkify_in_bounds",
+    "lax_mode",
+    "normalize",
+    "resolve_mode",
+    "type_fail",
+]
+
+# DirectML tensors have 1 to 8 dimensions (DML_TENSOR_DIMENSION_COUNT_MAX1).
+MAX_DIMENSIONS = 8
+# Index types of DML_SCATTER / DML_GATHER_ELEMENTS from feature level 3.0 (seed 000); ONNX
+# Gather allows the signed two (seed 004), dmljax accepts all four for every operator.
+INDEX_TYPES = (DataType.INT32, DataType.INT64, DataType.UINT32, DataType.UINT64)
+_UNSIGNED = {np.dtype("int32"): np.dtype("uint32"), np.dtype("int64"): np.dtype("uint64")}
+
+
+class IndexMode(enum.Enum):
+    """What an operator does with an index outside ``[-n, n)`` (signed) or ``[0, n)``.
+
+    Negative in-range values of signed types are wrapped (``-1`` is the last element) in
+    every mode. ``mode=None`` (the default of every operator) checks concrete indices
+    eagerly (`IndexError`) and otherwise behaves as the operator's default: `CLIP` for
+    gathers, `FILL` (drop) for scatter.
+
+    Attributes:
+      CLIP: ``"clip"``. The index is clamped into the axis: below ``-n`` means ``0``, at or
+        above ``n`` means ``n - 1``. Gathers read there, scatter writes there. Gradients
+        follow the same clamped positions.
+      FILL: ``"fill"`` (alias ``"drop"``). Gathers return zero (``False`` for bool) for the
+        element; scatter drops the update (the input value stays). Gradients are zero for
+        the dropped elements.
+      PROMISE_IN_BOUNDS: ``"promise_in_bounds"``. The caller promises every index is in
+        range; nothing is checked or clamped beyond what XLA does anyway (gathers read
+        clamped, scatters drop). Fastest; gradients are unspecified for bad indices.
+      CHECKED: ``"checked"``. As the default (clip for gathers, drop for scatter), plus a
+        check that works under `jax.jit`: concrete indices raise `IndexError`, traced
+        ones add a `jax.experimental.checkify.check`, so the function must be wrapped in
+        `jax.experimental.checkify.checkify` (its error names the first bad value).
+
+    Examples:
+      >>> IndexMode.from_any("drop")
+      IndexMode.FILL
+    """
+
+    CLIP = "clip"
+    FILL = "fill"
+    PROMISE_IN_BOUNDS = "promise_in_bounds"
+    CHECKED = "checked"
+
+    def __repr__(self) -> str:
+        return f"IndexMode.{self.name}"
+
+    @staticmethod
+    def from_any(mode: Any, op: str = "dmljax") -> IndexMode:
+        """Accept an `IndexMode` or its string value (``"drop"`` means `FILL`).
+
+        Raises:
+          ValidationError: ``mode`` is no known mode.
+        """
+        if isinstance(mode, IndexMode):
+            return mode
+        if mode == "drop":
+            return IndexMode.FILL
+        for member in IndexMode:
+            if mode == member.value:
+                return member
+        names = ", ".join(repr(m.value) for m in IndexMode)
+        raise fail(op, "mode", f"be None, 'drop' or one of {names}", mode)
+
+
+@dataclasses.dataclass(frozen=True)
+class IndexPolicy:
+    """A resolved mode: what the computation does, and which checks run.
+
+    Attributes:
+      mode: `CLIP`, `FILL` or `PROMISE_IN_BOUNDS`: what the array function does.
+      eager_check: check concrete indices and raise `IndexError`.
+      checkify: add a checkify check when the indices are traced.
+    """
+
+    mode: IndexMode
+    eager_check: bool
+    checkify: bool
+
+
+def resolve_mode(op: str, mode: Any, default: IndexMode) -> IndexPolicy:
+    """Resolve a user ``mode`` (None or `IndexMode` or string) for operator ``op``."""
+    if mode is None:
+        return IndexPolicy(default, eager_check=True, checkify=False)
+    mode = IndexMode.from_any(mode, op)
+    if mode is IndexMode.CHECKED:
+        return IndexPolicy(default, eager_check=True, checkify=True)
+    return IndexPolicy(mode, eager_check=False, checkify=False)
+
+
+def lax_mode(mode: IndexMode) -> lax.GatherScatterMode:
+    """The `lax.GatherScatterMode` that implements a resolved mode on normalised indices."""
+    return {
+        IndexMode.CLIP: lax.GatherScatterMode.CLIP,
+        IndexMode.FILL: lax.GatherScatterMode.FILL_OR_DROP,
+        IndexMode.PROMISE_IN_BOUNDS: lax.GatherScatterMode.PROMISE_IN_BOUNDS,
+    }[mode]
+
+
+def type_fail(op: str, param: str, rule: str, value: Any, context: str = "") -> TypeError:
+    """Return (not raise) a `TypeError` worded with the house message template."""
+    return TypeError(str(fail(op, param, rule, value, context)))
+
+
+def as_data(op: str, param: str, value: Any) -> jax.Array:
+    """``value`` as a JAX array (tracers pass through) of a supported `DataType`.
+
+    Raises:
+      TypeError: the data type is none of `DataType`.
+    """
+    if not isinstance(value, jax.Array):
+        value = np.asarray(value)
+    as_data_type(value.dtype, op, f"{param}.dtype")
+    return jnp.asarray(value)
+
+
+def as_indices(op: str, indices: Any, *, need_values: bool) -> tuple[jax.Array, np.ndarray | None]:
+    """Check the index type; return the JAX indices and, if wanted and concrete, their values.
+
+    Raises:
+      TypeError: the indices are not INT32, INT64, UINT32 or UINT64.
+    """
+    traced = isinstance(indices, jax.core.Tracer)
+    host = None if traced or (isinstance(indices, jax.Array) and not need_values) else np.asarray(indices)
+    dtype = np.dtype(indices.dtype if host is None else host.dtype)
+    if dtype.kind not in "iu" or as_data_type(dtype) not in INDEX_TYPES:
+        names = ", ".join(t.name for t in INDEX_TYPES)
+        raise type_fail(op, "indices.dtype", f"be one of {names}", dtype)
+    if not isinstance(indices, jax.Array):
+        indices = jnp.asarray(host)
+    return indices, (host if need_values else None)
+
+
+def check_axis(op: str, axis: Any, rank: int, context: str) -> int:
+    """Validate ``axis`` in ``[-rank, rank)`` and return it in ``[0, rank)``.
+
+    Raises:
+      ValidationError: ``axis`` is no integer or out of range.
+    """
+    if isinstance(axis, bool) or not hasattr(axis, "__index__"):
+        raise fail(op, "axis", "be an integer", axis, context)
+    axis = int(axis)
+    if not -rank <= axis < rank:
+        raise fail(op, "axis", f"be in [{-rank}, {rank})", axis, context)
+    return axis % rank
+
+
+def check_rank(op: str, param: str, shape: tuple[int, ...]) -> None:
+    """DirectML tensors have 1 to 8 dimensions."""
+    if not 1 <= len(shape) <= MAX_DIMENSIONS:
+        raise fail(op, f"{param}.ndim", f"be in [1, {MAX_DIMENSIONS}]", len(shape), f"{param} shape {shape}")
+
+
+def check_axis_size(op: str, param: str, shape: tuple[int, ...], axis: int) -> None:
+    """An indexed axis must not be empty (every DirectML size is >= 1)."""
+    if shape[axis] < 1:
+        raise fail(op, f"{param}.shape[{axis}]", "be >= 1 (the indexed axis)", shape[axis], f"{param} shape {shape}")
+
+
+def check_elements_shape(op: str, shape: tuple[int, ...], index_shape: tuple[int, ...], axis: int, param: str) -> None:
+    """DirectML's rule for GATHER_ELEMENTS and SCATTER: same rank, same sizes except ``axis``.
+
+    Raises:
+      ValidationError: the ranks or sizes differ.
+    """
+    context = f"{param} shape {shape}, axis {axis}"
+    if len(index_shape) != len(shape):
+        raise fail(op, "indices.ndim", f"equal {param}.ndim ({len(shape)})", len(index_shape), context)
+    for d, (size, index_size) in enumerate(zip(shape, index_shape, strict=True)):
+        if d != axis and size != index_size:
+            raise fail(op, f"indices.shape[{d}]", f"equal {param}.shape[{d}] ({size})", index_size, context)
+
+
+def check_concrete(op: str, values: np.ndarray, axis_size: int, axis: int) -> None:
+    """Raise `IndexError` for the first value outside the valid range of the axis.
+
+    Examples:
+      >>> check_concrete("gather", np.array([[0, 2], [-4, 1]]), 3, 0)
+      Traceback (most recent call last):
+      ...
+      IndexError: gather: index -4 is out of bounds for axis 0 with size 3 (indices[1, 0]; valid range [-3, 2]).
+    """
+    low = -axis_size if values.dtype.kind == "i" else 0
+    bad = (values < low) | (values >= axis_size)
+    if not bad.any():
+        return
+    position = tuple(int(p) for p in np.argwhere(bad)[0])
+    where = ", ".join(str(p) for p in position)
+    raise IndexError(
+        f"{op}: index {values[position]} is out of bounds for axis {axis} with size {axis_size} "
+        f"(indices[{where}]; valid range [{low}, {axis_size - 1}])."
+    )
+
+
+def checkify_in_bounds(op: str, indices: jax.Array, axis_size: int, axis: int) -> None:
+    """Add a `checkify.check` that every (traced) index is in range; name the first bad one."""
+    low = -axis_size if jnp.issubdtype(indices.dtype, jnp.signedinteger) else 0
+    bad = ((indices < low) | (indices >= axis_size)).ravel()
+    first = jnp.argmax(bad)
+    checkify.check(
+        ~jnp.any(bad),
+        f"{op}: index {{value}} is out of bounds for axis {axis} with size {axis_size} "
+        f"(flat position {{position}} of indices shape {indices.shape}; valid range [{low}, {axis_size - 1}]).",
+        value=indices.ravel()[first],
+        position=first,
+    )
+
+
+def normalize(indices: jax.Array, axis_size: int, mode: IndexMode) -> jax.Array:
+    """Wrap negative indices and convert to the unsigned type of the same width.
+
+    In-range indices map to ``[0, n)``. Out-of-range ones map to values ``>= n`` (as
+    unsigned), except under `IndexMode.CLIP`, where values below ``-n`` map to ``0``; XLA's
+    gather then clamps (`CLIP`) or masks (`FILL`) with a one-sided compare.
+    """
+    if not jnp.issubdtype(indices.dtype, jnp.signedinteger):
+        return indices
+    wrapped = jnp.where(indices < 0, indices + axis_size, indices)
+    if mode is IndexMode.CLIP:
+        wrapped = jnp.maximum(wrapped, 0)
+    return lax.convert_element_type(wrapped, _UNSIGNED[np.dtype(indices.dtype)])

@@ -1,0 +1,146 @@
+"""Slice1 (DML_SLICE1_OPERATOR_DESC, SPEC §3, seed 001): strided windows, negative strides.
+
+The public function validates the window (Python ints, static), then calls `_slice1_impl`,
+the one array function holding the semantics: a `lax.slice` of the copied elements and a
+`lax.rev` of the dimensions with negative strides. Never a gather.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+from jax import lax
+
+from dmljax._dtypes import DataType
+from dmljax._errors import fail
+from dmljax._feature_levels import FeatureLevel
+from dmljax._indices import MAX_DIMENSIONS, as_data, check_rank
+from dmljax._support import SupportRow
+
+__all__ = ["slice1", "SLICE1_SUPPORT"]
+
+_FL2_TYPES = tuple(DataType[n] for n in "FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8".split())
+_FL4_TYPES = (DataType.FLOAT64, *_FL2_TYPES[:2], DataType.INT64, *_FL2_TYPES[2:5], DataType.UINT64, *_FL2_TYPES[5:])
+
+# DML_SLICE1_OPERATOR_DESC "텐서 지원" (tensor support) tables, seed 001: introduced in 2.1
+# with 4 or 5 dimensions; 1-8 from 3.0; 64-bit types from 4.1. No indices tensor.
+SLICE1_SUPPORT = (
+    SupportRow(FeatureLevel.FL_2_1, (4, 5), _FL2_TYPES),
+    SupportRow(FeatureLevel.FL_3_0, (1, MAX_DIMENSIONS), _FL2_TYPES),
+    SupportRow(FeatureLevel.FL_4_1, (1, MAX_DIMENSIONS), _FL4_TYPES),
+)
+
+
+def slice1(
+    input: Any,
+    offsets: Sequence[int],
+    sizes: Sequence[int],
+    strides: Sequence[int],
+    output_sizes: Sequence[int] | None = None,
+) -> jax.Array:
+    """Copy a strided window of ``input``: DML_SLICE1_OPERATOR_DESC.
+
+    Per dimension ``i`` the window starts at ``offsets[i]`` and holds ``sizes[i]`` elements;
+    ``strides[i]`` (nonzero) steps through it, from the window's start when positive and
+    from its end when negative: ``output[c] = input[b + strides * c]`` with ``b[i] =
+    offsets[i]``, or ``offsets[i] + sizes[i] - 1`` when ``strides[i] < 0``.
+
+    Args:
+      input: array of 1 to 8 dimensions, any `DataType`.
+      offsets: ``InputWindowOffsets``, one int >= 0 per dimension.
+      sizes: ``InputWindowSizes``, ints >= 1 with ``offsets[i] + sizes[i] <= input.shape[i]``.
+      strides: ``InputWindowStrides``, nonzero ints.
+      output_sizes: ``OutputTensor.Sizes``; each in ``[1, 1 + (sizes[i] - 1) // |strides[i]|]``.
+        Default: the largest valid size.
+
+    Returns:
+      Array of shape ``output_sizes`` and ``input``'s type.
+
+    Raises:
+      ValidationError: an argument has the wrong length, a window leaves the input, a stride
+        is 0, or an output size is out of range.
+      TypeError: ``input`` has an unsupported type.
+
+    Examples:
+      >>> x = jnp.arange(1.0, 17.0).reshape(1, 1, 4, 4)
+      >>> slice1(x, [0, 0, 0, 1], [1, 1, 4, 3], [1, 1, 2, 2])
+      Array([[[[ 2.,  4.],
+               [10., 12.]]]], dtype=float32)
+      >>> slice1(x, [0, 0, 0, 1], [1, 1, 4, 3], [1, 1, -2, 2])
+      Array([[[[14., 16.],
+               [ 6.,  8.]]]], dtype=float32)
+      >>> slice1(jnp.arange(6), [1], [5], [-1], output_sizes=[2])
+      Array([5, 4], dtype=int32)
+    """
+    input = as_data("slice1", "input", input)
+    check_rank("slice1", "input", input.shape)
+    offsets, sizes, strides, output_sizes = _check_window(input.shape, offsets, sizes, strides, output_sizes)
+    return _slice1_impl(input, offsets=offsets, sizes=sizes, strides=strides, output_sizes=output_sizes)
+
+
+def _int_tuple(values: Any, param: str, rank: int, context: str) -> tuple[int, ...]:
+    try:
+        items = tuple(values)
+    except TypeError:
+        raise fail("slice1", param, "be a sequence of integers", values, context) from None
+    if len(items) != rank:
+        raise fail("slice1", param, f"have one entry per dimension ({rank})", items, context)
+    for i, item in enumerate(items):
+        if isinstance(item, bool) or not hasattr(item, "__index__"):
+            raise fail("slice1", f"{param}[{i}]", "be a Python integer", item, context)
+    return tuple(int(item) for item in items)
+
+
+def _check_window(
+    shape: tuple[int, ...], offsets: Any, sizes: Any, strides: Any, output_sizes: Any
+) -> tuple[tuple[int, ...], ...]:
+    """Validate the window against ``shape``; fill in the default output sizes."""
+    context = f"input shape {shape}"
+    offsets = _int_tuple(offsets, "offsets", len(shape), context)
+    sizes = _int_tuple(sizes, "sizes", len(shape), context)
+    strides = _int_tuple(strides, "strides", len(shape), context)
+    max_out = []
+    for i, (dim, offset, size, stride) in enumerate(zip(shape, offsets, sizes, strides, strict=True)):
+        if offset < 0:
+            raise fail("slice1", f"offsets[{i}]", "be >= 0", offset, context)
+        if size < 1:
+            raise fail("slice1", f"sizes[{i}]", "be >= 1 (a non-empty window)", size, context)
+        if offset + size > dim:
+            rule = f"keep the window inside the input: offsets[{i}] + sizes[{i}] <= {dim}"
+            raise fail("slice1", f"sizes[{i}]", rule, size, f"offsets[{i}]={offset}, {context}")
+        if stride == 0:
+            raise fail("slice1", f"strides[{i}]", "be nonzero", stride, context)
+        max_out.append(1 + (size - 1) // abs(stride))
+    if output_sizes is None:
+        return offsets, sizes, strides, tuple(max_out)
+    output_sizes = _int_tuple(output_sizes, "output_sizes", len(shape), context)
+    for i, (out, limit) in enumerate(zip(output_sizes, max_out, strict=True)):
+        if not 1 <= out <= limit:
+            rule = f"be in [1, {limit}] (1 + (sizes[{i}] - 1) // |strides[{i}]|)"
+            raise fail("slice1", f"output_sizes[{i}]", rule, out, context)
+    return offsets, sizes, strides, output_sizes
+
+
+@functools.partial(jax.jit, static_argnames=("offsets", "sizes", "strides", "output_sizes"))
+def _slice1_impl(
+    input: jax.Array,
+    *,
+    offsets: tuple[int, ...],
+    sizes: tuple[int, ...],
+    strides: tuple[int, ...],
+    output_sizes: tuple[int, ...],
+) -> jax.Array:
+    """Slice1 on a validated window: ``lax.slice`` of the copied elements, then ``lax.rev``."""
+    starts, limits = [], []
+    for offset, size, stride, out in zip(offsets, sizes, strides, output_sizes, strict=True):
+        first = offset if stride > 0 else offset + size - 1  # the window element copied first
+        last = first + stride * (out - 1)  # the element copied last
+        starts.append(min(first, last))
+        limits.append(max(first, last) + 1)
+    steps = tuple(abs(s) for s in strides)
+    window = lax.slice(input, tuple(starts), tuple(limits), steps if any(s != 1 for s in steps) else None)
+    reversed_dims = tuple(d for d, stride in enumerate(strides) if stride < 0)
+    return lax.rev(window, reversed_dims) if reversed_dims else window

@@ -1,0 +1,118 @@
+"""Benchmark cases for scatter, gather, gather_elements and slice1 (see `_harness`).
+
+Every case is jitted float32 data of ``size`` bytes, shaped ``(size / 4096, 1024)``, with
+int32 indices that include negative values (so both the wrapping and the clamp are paid).
+Contenders, the first under test: ``dmljax``; ``jnp`` (the reference for ratios), the
+idiomatic hand-written formulation of the same semantics (``take_along_axis``, and ``take``
+after wrapping negative indices, with ``mode="clip"``; ``put_along_axis`` with
+``mode="drop"``; basic slicing + ``flip``);
+``numpy`` for forward passes. Backward cases time ``grad(sum(op(x) * cotangent))``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import dmljax
+from dmljax.bench._harness import Case
+
+__all__ = ["DEFAULT_SIZES", "cases"]
+
+DEFAULT_SIZES = (1 << 20, 16 << 20, 256 << 20)
+_COLUMNS = 1024
+
+
+def cases(sizes_bytes: Sequence[int] = DEFAULT_SIZES) -> list[Case]:
+    """One forward and one backward case per operator (gathers along both axes) per size."""
+    out: list[Case] = []
+    for size in sizes_bytes:
+        rng = np.random.default_rng(size)
+        x = rng.standard_normal((max(1, size // 4 // _COLUMNS), _COLUMNS), dtype=np.float32)
+        for axis in (0, 1):
+            out += _gather_elements_cases(rng, x, axis)
+            out += _gather_cases(rng, x, axis)
+        out += _scatter_cases(rng, x)
+        out += _slice1_cases(x)
+    return out
+
+
+def _signed(rng: np.random.Generator, low_high: int, shape: tuple[int, ...]) -> np.ndarray:
+    return rng.integers(-low_high, low_high, shape, dtype=np.int32)
+
+
+def _fwd_bwd(
+    group: str, name: str, nbytes: int, args: tuple, ops: dict[str, Callable], numpy_fn: Callable, diff: tuple
+) -> list[Case]:
+    """A forward case (all contenders) and a backward case (JAX contenders) of one op."""
+    dev = tuple(jnp.asarray(a) for a in args)
+    fwd = {k: jax.jit(f) for k, f in ops.items()}
+    ct = jnp.ones(jax.eval_shape(ops["dmljax"], *dev).shape, jnp.float32)
+
+    def backward(f: Callable) -> Callable:
+        return jax.jit(jax.grad(lambda *a: jnp.sum(f(*a) * ct), argnums=diff))
+
+    bwd = {k: backward(f) for k, f in ops.items()}
+    contenders = {k: (lambda f=f: f(*dev)) for k, f in fwd.items()}
+    contenders["numpy"] = lambda: numpy_fn(*args)
+    return [
+        Case(group, f"{name} fwd", nbytes, contenders, reference="jnp"),
+        Case(group, f"{name} bwd", 2 * nbytes, {k: (lambda f=f: f(*dev)) for k, f in bwd.items()}, reference="jnp"),
+    ]
+
+
+def _gather_elements_cases(rng: np.random.Generator, x: np.ndarray, axis: int) -> list[Case]:
+    i = _signed(rng, x.shape[axis], x.shape)
+    ops = {
+        "dmljax": lambda x, i: dmljax.gather_elements(x, i, axis),
+        "jnp": lambda x, i: jnp.take_along_axis(x, i, axis, mode="clip"),
+    }
+    name = f"gather_elements axis={axis} {x.nbytes >> 20}MiB"
+    numpy_fn = lambda x, i: np.take_along_axis(x, i, axis)  # noqa: E731
+    return _fwd_bwd("gather_elements", name, 3 * x.nbytes, (x, i), ops, numpy_fn, (0,))
+
+
+def _gather_cases(rng: np.random.Generator, x: np.ndarray, axis: int) -> list[Case]:
+    i = _signed(rng, x.shape[axis], (x.shape[axis],))
+    ops = {
+        "dmljax": lambda x, i: dmljax.gather(x, i, axis),
+        # jnp.take's "clip" does not wrap negative indices: wrap them first (same semantics).
+        "jnp": lambda x, i: jnp.take(x, jnp.where(i < 0, i + x.shape[axis], i), axis, mode="clip"),
+    }
+    name = f"gather axis={axis} {x.nbytes >> 20}MiB"
+    return _fwd_bwd("gather", name, 2 * x.nbytes + i.nbytes, (x, i), ops, lambda x, i: np.take(x, i, axis), (0,))
+
+
+def _scatter_cases(rng: np.random.Generator, x: np.ndarray) -> list[Case]:
+    rows, cols = x.shape
+    half = cols // 2  # every row writes half its elements, at distinct rotated positions
+    i = (np.arange(half, dtype=np.int32) + rng.integers(0, cols, (rows, 1), dtype=np.int32)) % cols
+    i = np.where(rng.random(i.shape) < 0.5, i - cols, i).astype(np.int32)
+    u = rng.standard_normal(i.shape, dtype=np.float32)
+    ops = {
+        "dmljax": lambda x, i, u: dmljax.scatter(x, i, u, 1),
+        "jnp": lambda x, i, u: jnp.put_along_axis(x, i, u, 1, inplace=False, mode="drop"),
+    }
+
+    def numpy_fn(x: np.ndarray, i: np.ndarray, u: np.ndarray) -> np.ndarray:
+        out = x.copy()
+        np.put_along_axis(out, i, u, 1)
+        return out
+
+    name = f"scatter axis=1 {x.nbytes >> 20}MiB"
+    return _fwd_bwd("scatter", name, 2 * x.nbytes + i.nbytes + u.nbytes, (x, i, u), ops, numpy_fn, (0, 2))
+
+
+def _slice1_cases(x: np.ndarray) -> list[Case]:
+    rows, cols = x.shape
+    offsets, sizes, strides = (0, 1), (rows, cols - 1), (-1, 2)  # rows reversed, every other column
+    ops = {
+        "dmljax": lambda x: dmljax.slice1(x, offsets, sizes, strides),
+        "jnp": lambda x: jnp.flip(x[:, 1:cols:2], 0),
+    }
+    name = f"slice1 rev+stride2 {x.nbytes >> 20}MiB"
+    numpy_fn = lambda x: np.ascontiguousarray(x[::-1, 1:cols:2])  # noqa: E731
+    return _fwd_bwd("slice1", name, x.nbytes, (x,), ops, numpy_fn, (0,))

@@ -1,0 +1,288 @@
+"""gather (ONNX Gather, seed 004) and gather_elements (DML_GATHER_ELEMENTS)."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.experimental import checkify
+from jax.test_util import check_grads
+
+import dmljax
+from dmljax import DataType, FeatureLevel, ValidationError
+from dmljax._gather import GATHER_ELEMENTS_SUPPORT
+from dmljax._support import support_at
+from tests import reference
+
+DATA_TYPES = ["float32", "float16", "bfloat16", "int32", "int8", "uint16", "uint8", "bool", "complex64", "int16"]
+
+
+def random_indices(rng, shape, axis_size, dtype):
+    low = -axis_size if np.dtype(dtype).kind == "i" else 0
+    return rng.integers(low, axis_size, shape).astype(dtype)
+
+
+def random_data(rng, shape, dtype):
+    values = rng.standard_normal(shape) * 10
+    if dtype.startswith("complex"):
+        values = values + 1j * rng.standard_normal(shape)
+    return values.astype(jnp.dtype(dtype))
+
+
+# ----- seed 004 (ONNX Gather) and DirectML's GATHER_ELEMENTS page -----------------------
+
+SEED_DATA_0 = np.array([[1.0, 1.2], [2.3, 3.4], [4.5, 5.7]], np.float32)
+SEED_DATA_1 = np.array([[1.0, 1.2, 1.9], [2.3, 3.4, 3.9], [4.5, 5.7, 5.9]], np.float32)
+
+
+def test_seed_gather_axis_0():
+    out = dmljax.gather(SEED_DATA_0, np.array([[0, 1], [1, 2]]), axis=0)
+    expected = np.array([[[1.0, 1.2], [2.3, 3.4]], [[2.3, 3.4], [4.5, 5.7]]], np.float32)
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_seed_gather_axis_1():
+    out = dmljax.gather(SEED_DATA_1, np.array([[0, 2]]), axis=1)
+    np.testing.assert_array_equal(out, np.array([[[1.0, 1.9]], [[2.3, 3.9]], [[4.5, 5.9]]], np.float32))
+
+
+@pytest.mark.parametrize(
+    ("data_shape", "indices", "axis", "expected"),
+    [
+        ((4, 5), np.array(2), 0, lambda d: d[2]),  # (P, Q), scalar, axis 0 -> (Q)
+        ((4, 5, 6), np.array(-1), 1, lambda d: d[:, 4]),  # (P, Q, R), scalar, axis 1 -> (P, R)
+        ((4, 5), np.array([[0, 3], [1, 1], [2, 0]]), 0, lambda d: d[[[0, 3], [1, 1], [2, 0]]]),
+        ((4, 5), np.array([[0, 3], [1, 1], [2, 0]]), -1, lambda d: d[:, [[0, 3], [1, 1], [2, 0]]]),
+    ],
+)
+def test_seed_shape_table(data_shape, indices, axis, expected):
+    data = np.arange(np.prod(data_shape), dtype=np.float32).reshape(data_shape)
+    out = dmljax.gather(data, indices, axis)
+    np.testing.assert_array_equal(out, expected(data))
+
+
+def test_directml_gather_elements_example():
+    data = jnp.array([[1, 2, 3], [4, 5, 6], [7, 8, 9]], jnp.float32)
+    out = dmljax.gather_elements(data, jnp.array([[1, 2, 0], [2, 0, 0]], jnp.uint32), axis=0)
+    np.testing.assert_array_equal(out, [[4, 8, 3], [7, 2, 3]])
+
+
+def test_gather_elements_inverts_scatter():
+    data = jnp.arange(12.0).reshape(3, 4)
+    indices = jnp.array([[3, 0], [1, 2], [2, -1]])
+    updates = jnp.arange(6.0).reshape(3, 2) + 100
+    out = dmljax.gather_elements(dmljax.scatter(data, indices, updates, 1), indices, 1)
+    np.testing.assert_array_equal(out, updates)
+
+
+# ----- random cases against the loop oracles --------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_gather_random_against_oracle(seed):
+    rng = np.random.default_rng(seed)
+    dtype = DATA_TYPES[seed]
+    rank = int(rng.integers(1, 4))
+    shape = tuple(int(s) for s in rng.integers(1, 5, rank))
+    axis = int(rng.integers(-rank, rank))
+    index_shape = tuple(int(s) for s in rng.integers(1, 4, int(rng.integers(0, 3))))
+    data = random_data(rng, shape, dtype)
+    indices = random_indices(rng, index_shape, shape[axis], ["int32", "uint32"][seed % 2])
+    out = dmljax.gather(data, indices, axis)
+    assert out.dtype == jnp.dtype(dtype)
+    np.testing.assert_array_equal(np.asarray(out), reference.gather(data, indices, axis % rank))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_gather_elements_random_against_oracle(seed):
+    rng = np.random.default_rng(100 + seed)
+    dtype = DATA_TYPES[seed]
+    rank = [1, 2, 3, 4, 8][seed % 5]
+    shape = tuple(int(s) for s in rng.integers(1, 4 if rank < 8 else 3, rank))
+    axis = int(rng.integers(-rank, rank))
+    index_shape = list(shape)
+    index_shape[axis] = int(rng.integers(1, 5))
+    data = random_data(rng, shape, dtype)
+    indices = random_indices(rng, tuple(index_shape), shape[axis], ["int32", "uint32"][seed % 2])
+    out = dmljax.gather_elements(data, indices, axis)
+    np.testing.assert_array_equal(np.asarray(out), reference.gather_elements(data, indices, axis % rank))
+    if seed < 3:
+        jitted = jax.jit(dmljax.gather_elements, static_argnames="axis")(data, indices, axis=axis)
+        np.testing.assert_array_equal(np.asarray(jitted), np.asarray(out))
+
+
+@pytest.mark.parametrize("index_dtype", ["int64", "uint64"])
+def test_64bit_types_under_x64(x64, index_dtype):
+    rng = np.random.default_rng(0)
+    data = random_data(rng, (3, 4), "complex128")
+    indices = random_indices(rng, (3, 5), 4, index_dtype)
+    np.testing.assert_array_equal(dmljax.gather_elements(data, indices, 1), reference.gather_elements(data, indices, 1))
+    np.testing.assert_array_equal(dmljax.gather(data, indices, 1), reference.gather(data, indices, 1))
+
+
+# ----- out-of-range indices and modes ---------------------------------------------------
+
+
+@pytest.mark.parametrize("op", [dmljax.gather, dmljax.gather_elements])
+def test_concrete_out_of_range_raises_index_error(op):
+    name = op.__name__
+    with pytest.raises(IndexError, match=rf"{name}: index 4 is out of bounds for axis 1 with size 4 \(indices\[1, 0\]"):
+        op(jnp.zeros((2, 4)), np.array([[0], [4]]), 1)
+    with pytest.raises(IndexError, match=r"index -5 .*valid range \[-4, 3\]"):
+        op(jnp.zeros((2, 4)), jnp.array([[-5], [0]]), 1)
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        (None, [30, 10, 0, 30]),  # clip: 9 -> last, -5 -> first
+        ("clip", [30, 10, 0, 30]),
+        ("checked", [30, 10, 0, 30]),
+        ("fill", [30, 10, 0, 0]),  # out-of-range reads are zero
+    ],
+)
+def test_modes_under_jit(mode, expected):
+    data = jnp.array([0.0, 10.0, 20.0, 30.0])
+    indices = jnp.array([-1, 1, -5, 9])
+    gather = jax.jit(lambda d, i: dmljax.gather(d, i, mode=mode))
+    elements = jax.jit(lambda d, i: dmljax.gather_elements(d, i, mode=mode))
+    if mode == "checked":
+        gather, elements = checkify.checkify(gather), checkify.checkify(elements)
+        (err, out), (err2, out2) = gather(data, indices), elements(data, indices)
+        assert "index -5 is out of bounds for axis 0 with size 4" in err.get()
+        assert "flat position 2" in err2.get()
+    else:
+        out, out2 = gather(data, indices), elements(data, indices)
+    np.testing.assert_array_equal(out, expected)
+    np.testing.assert_array_equal(out2, expected)
+
+
+def test_unsigned_out_of_range_reads_clamped_under_jit():
+    out = jax.jit(dmljax.gather)(jnp.arange(3.0), jnp.array([2**32 - 1, 1], jnp.uint32))
+    np.testing.assert_array_equal(out, [2.0, 1.0])
+
+
+def test_explicit_mode_does_not_raise_eagerly():
+    np.testing.assert_array_equal(dmljax.gather(jnp.arange(3.0), np.array([5]), mode="fill"), [0.0])
+    np.testing.assert_array_equal(dmljax.gather(jnp.arange(3.0), np.array([5]), mode="clip"), [2.0])
+
+
+def test_fill_mode_bool_and_int():
+    out = jax.jit(lambda d, i: dmljax.gather(d, i, mode="fill"))(jnp.array([True, True]), jnp.array([0, 2]))
+    np.testing.assert_array_equal(out, [True, False])
+
+
+# ----- transforms -----------------------------------------------------------------------
+
+
+def test_vmap_matches_loop():
+    rng = np.random.default_rng(2)
+    data = random_data(rng, (4, 3, 5), "float32")
+    indices = random_indices(rng, (4, 3, 2), 5, "int32")
+    out = jax.vmap(lambda d, i: dmljax.gather_elements(d, i, -1))(data, indices)
+    np.testing.assert_array_equal(
+        out, np.stack([reference.gather_elements(d, i, 1) for d, i in zip(data, indices, strict=True)])
+    )
+    out = jax.vmap(lambda d, i: dmljax.gather(d, i, 1))(data, indices)
+    np.testing.assert_array_equal(
+        out, np.stack([reference.gather(d, i, 1) for d, i in zip(data, indices, strict=True)])
+    )
+    out = jax.vmap(dmljax.gather, in_axes=(None, 0, None))(data[0], indices, 1)
+    np.testing.assert_array_equal(out, np.stack([reference.gather(data[0], i, 1) for i in indices]))
+    column = random_indices(rng, (4, 1), 3, "int32")
+    out = jax.vmap(dmljax.gather_elements, in_axes=(2, None, None))(data, column, 1)
+    loop = [reference.gather_elements(data[:, :, b], column, 1) for b in range(5)]
+    np.testing.assert_array_equal(out, np.stack(loop))
+
+
+def test_gradients_are_exact_scatter_adds():
+    data = jnp.arange(6.0).reshape(2, 3)
+    cotangent = jnp.array([[1.0, 2.0, 4.0, 8.0], [16.0, 32.0, 64.0, 128.0]])
+    indices = jnp.array([[0, 0, -1, 1], [2, 2, 2, 0]])
+    grad = jax.grad(lambda d: jnp.sum(dmljax.gather_elements(d, indices, 1) * cotangent))(data)
+    np.testing.assert_array_equal(grad, [[3.0, 8.0, 4.0], [128.0, 0.0, 112.0]])
+    grad = jax.grad(lambda d: jnp.sum(dmljax.gather(d, jnp.array([1, 1, 0]), 0).sum(1) * jnp.array([1.0, 2, 4])))(data)
+    np.testing.assert_array_equal(grad, [[4.0] * 3, [3.0] * 3])
+
+
+@pytest.mark.parametrize("op", [dmljax.gather, dmljax.gather_elements])
+def test_check_grads_first_and_second_order(op):
+    rng = np.random.default_rng(4)
+    data = random_data(rng, (3, 4), "float32")
+    indices = random_indices(rng, (3, 6), 4, "int32")
+    check_grads(lambda d: op(d, indices, 1), (data,), order=2, modes=("fwd", "rev"), eps=1e-2)
+
+
+def test_clip_mode_gradient_follows_clamped_reads():
+    grad = jax.jit(jax.grad(lambda d: jnp.sum(dmljax.gather(d, jnp.array([5, -9]), mode="clip"))))(jnp.zeros(3))
+    np.testing.assert_array_equal(grad, [1.0, 0.0, 1.0])
+
+
+# ----- errors ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("op", "args", "error", "pattern"),
+    [
+        (
+            dmljax.gather,
+            (jnp.zeros(()), jnp.zeros(1, int), 0),
+            ValidationError,
+            r"gather: data.ndim must be >= 1; got data.ndim=0 \(data shape \(\)\)\.",
+        ),
+        (
+            dmljax.gather,
+            (jnp.zeros((2, 3)), jnp.zeros(1, int), -3),
+            ValidationError,
+            r"gather: axis must be in \[-2, 2\); got axis=-3 \(data shape \(2, 3\)\)\.",
+        ),
+        (
+            dmljax.gather,
+            (jnp.zeros((0, 3)), jnp.zeros(1, int), 0),
+            ValidationError,
+            r"data.shape\[0\] must be >= 1 \(the indexed axis\); got data.shape\[0\]=0",
+        ),
+        (dmljax.gather, (jnp.zeros(3), jnp.zeros(1, bool), 0), TypeError, r"indices.dtype=dtype\('bool'\)"),
+        (dmljax.gather, (np.array(["a"]), jnp.zeros(1, int), 0), TypeError, r"gather: data.dtype must be one of"),
+        (
+            dmljax.gather_elements,
+            (jnp.zeros((2, 3)), jnp.zeros((3, 3), int), 1),
+            ValidationError,
+            r"gather_elements: indices.shape\[0\] must equal data.shape\[0\] \(2\); got indices.shape\[0\]=3",
+        ),
+        (
+            dmljax.gather_elements,
+            (jnp.zeros((2, 3)), jnp.zeros(3, int), 1),
+            ValidationError,
+            r"indices.ndim must equal data.ndim \(2\); got indices.ndim=1",
+        ),
+        (
+            dmljax.gather_elements,
+            (jnp.zeros((1,) * 9), jnp.zeros((1,) * 9, int), 0),
+            ValidationError,
+            r"data.ndim must be in \[1, 8\]; got data.ndim=9",
+        ),
+        (
+            dmljax.gather_elements,
+            (jnp.zeros(3), jnp.zeros(3, jnp.uint16), 0),
+            TypeError,
+            r"gather_elements: indices.dtype must be one of INT32, INT64, UINT32, UINT64",
+        ),
+    ],
+)
+def test_errors(op, args, error, pattern):
+    with pytest.raises(error, match=pattern):
+        op(*args)
+
+
+def test_unknown_mode():
+    with pytest.raises(ValidationError, match=r"gather: mode must be .*; got mode='nearest'"):
+        dmljax.gather(jnp.zeros(3), jnp.zeros(1, int), mode="nearest")
+
+
+# ----- feature-level support table ------------------------------------------------------
+
+
+def test_gather_elements_support_table():
+    assert support_at(GATHER_ELEMENTS_SUPPORT, FeatureLevel.FL_2_0) is None
+    assert support_at(GATHER_ELEMENTS_SUPPORT, FeatureLevel.FL_2_1).dims == (4, 4)
+    assert DataType.UINT64 in support_at(GATHER_ELEMENTS_SUPPORT, FeatureLevel.FL_5_0).data_types
