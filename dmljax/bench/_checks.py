@@ -56,7 +56,69 @@ def check_write_tensor() -> str:
     return "NHWC and padded writes equal NumPy's strided assignment"
 
 
+def check_gather() -> str:
+    """ONNX Gather along each axis, negative indices included, equals ``np.take``."""
+    rng = np.random.default_rng(2)
+    data = rng.standard_normal((5, 6, 7)).astype(np.float32)
+    for axis in range(3):
+        size = data.shape[axis]
+        indices = rng.integers(-size, size, (3, 4))
+        expected = np.take(data, np.where(indices < 0, indices + size, indices), axis=axis)
+        if not np.array_equal(np.asarray(dmljax.gather(data, indices, axis=axis)), expected):
+            raise AssertionError(f"gather axis={axis} differs from np.take")
+    return "axes 0-2, negative indices: equals np.take"
+
+
+def check_gather_elements() -> str:
+    """GatherElements along each axis equals ``np.take_along_axis``."""
+    rng = np.random.default_rng(3)
+    data = rng.standard_normal((4, 5, 6)).astype(np.float32)
+    for axis in range(3):
+        indices = rng.integers(0, data.shape[axis], data.shape)
+        expected = np.take_along_axis(data, indices, axis=axis)
+        if not np.array_equal(np.asarray(dmljax.gather_elements(data, indices, axis=axis)), expected):
+            raise AssertionError(f"gather_elements axis={axis} differs from np.take_along_axis")
+    return "axes 0-2: equals np.take_along_axis"
+
+
+def check_scatter() -> str:
+    """Scatter with unique indices along each axis equals ``np.put_along_axis``; seed 000's example."""
+    rng = np.random.default_rng(4)
+    data = rng.standard_normal((4, 5, 6)).astype(np.float32)
+    for axis in range(3):
+        indices = np.argsort(rng.random(data.shape), axis=axis)  # a permutation: unique per line
+        updates = rng.standard_normal(data.shape).astype(np.float32)
+        expected = data.copy()
+        np.put_along_axis(expected, indices, updates, axis=axis)
+        if not np.array_equal(np.asarray(dmljax.scatter(data, indices, updates, axis=axis)), expected):
+            raise AssertionError(f"scatter axis={axis} differs from np.put_along_axis")
+    seed = dmljax.scatter(
+        np.arange(5.0, dtype=np.float32), np.array([3, 1, 3, 0]), np.array([5.0, 6, 7, 8], np.float32)
+    )
+    if np.asarray(seed)[[0, 1, 2, 4]].tolist() != [8, 6, 2, 4]:
+        raise AssertionError(f"seed 000 example 1 gave {seed}")
+    return "axes 0-2: equals np.put_along_axis; seed 000 example"
+
+
+def check_slice1() -> str:
+    """Seed 001's two examples, and random windows with negative strides against slicing."""
+    x = np.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4)
+    first = dmljax.slice1(x, (0, 0, 0, 1), (1, 1, 4, 3), (1, 1, 2, 2))
+    second = dmljax.slice1(x, (0, 0, 0, 1), (1, 1, 4, 3), (1, 1, -2, 2))
+    if np.asarray(first).ravel().tolist() != [2, 4, 10, 12] or np.asarray(second).ravel().tolist() != [14, 16, 6, 8]:
+        raise AssertionError(f"seed 001 examples gave {first.ravel()} and {second.ravel()}")
+    data = np.arange(9 * 10, dtype=np.float32).reshape(9, 10)
+    got = dmljax.slice1(data, (1, 2), (7, 8), (-3, 2))
+    if not np.array_equal(np.asarray(got), data[7:0:-3, 2:10:2]):
+        raise AssertionError("slice1 with a negative stride differs from NumPy slicing")
+    return "seed 001 examples; negative strides equal NumPy slicing"
+
+
 CHECKS: list[tuple[str, Callable[[], str]]] = [
     ("read_tensor", check_read_tensor),
     ("write_tensor", check_write_tensor),
+    ("gather", check_gather),
+    ("gather_elements", check_gather_elements),
+    ("scatter", check_scatter),
+    ("slice1", check_slice1),
 ]

@@ -23,7 +23,7 @@ from dmljax.bench._harness import Result, run_case
 __all__ = ["main", "parse_size"]
 
 # Benchmark modules, each with ``cases(sizes_bytes) -> list[Case]``.
-BENCH_MODULES = ["dmljax.bench.strided"]
+BENCH_MODULES = ["dmljax.bench.strided", "dmljax.bench.ops"]
 DEFAULT_SIZES = "4K,1M,16M,256M"
 QUICK_SIZES = "4K,256K"
 # Steady-state allocator settings for timings (PERF_NOTES: glibc otherwise mmaps and
@@ -116,20 +116,21 @@ def _run_checks() -> list[dict]:
     return results
 
 
-def _collect_cases(sizes: list[int], only: set[str] | None) -> list:
+def _cases_at(size: int, only: set[str] | None) -> list:
+    """Every module's cases at one size (built per size, so big inputs are freed early)."""
     cases = []
     for module_name in BENCH_MODULES:
         module = importlib.import_module(module_name)
-        cases += [case for case in module.cases(sizes) if only is None or case.group in only]
+        cases += [case for case in module.cases([size]) if only is None or case.group in only]
     return cases
 
 
-def _progress(i: int, total: int, label: str) -> None:
+def _progress(label: str) -> None:
     if sys.stderr.isatty():
-        sys.stderr.write(f"\r  [{i:3d}/{total}] {label[:70]:70s}")
+        sys.stderr.write(f"\r  {label[:76]:76s}")
         sys.stderr.flush()
     else:
-        sys.stderr.write(f"  [{i:3d}/{total}] {label}\n")
+        sys.stderr.write(f"  {label}\n")
 
 
 def _print_table(results: list[Result]) -> None:
@@ -196,11 +197,13 @@ def main(argv: list[str] | None = None) -> int:
         sizes = args.sizes or _parse_sizes(QUICK_SIZES if args.quick else DEFAULT_SIZES)
         only = set(args.only.split(",")) if args.only else None
         rounds = args.rounds or (3 if args.quick else 7)
-        cases = _collect_cases(sizes, only)
-        print(f"\nBenchmarking {len(cases)} cases at sizes {', '.join(f'{s:,} B' for s in sizes)} ...")
-        for i, case in enumerate(cases, 1):
-            _progress(i, len(cases), f"{case.group} {case.name}")
-            results.append(run_case(case, rounds=rounds, min_round_s=0.005 if args.quick else 0.02))
+        print(f"\nBenchmarking at sizes {', '.join(f'{s:,} B' for s in sizes)} ...")
+        for k, size in enumerate(sizes, 1):
+            cases = _cases_at(size, only)
+            for i, case in enumerate(cases, 1):
+                _progress(f"size {k}/{len(sizes)}, case {i}/{len(cases)}: {case.group} {case.name}")
+                results.append(run_case(case, rounds=rounds, min_round_s=0.005 if args.quick else 0.02))
+            del cases
         if sys.stderr.isatty():
             sys.stderr.write("\r" + " " * 80 + "\r")
         _print_table(results)

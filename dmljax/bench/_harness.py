@@ -49,7 +49,10 @@ class Case:
 
 @dataclasses.dataclass(frozen=True)
 class Result:
-    """Median seconds per contender, plus first-call (compile + run) seconds."""
+    """Median seconds per contender, plus first-call (compile + run) seconds.
+
+    ``case.contenders`` keeps the contenders' names only (values ``None``).
+    """
 
     case: Case
     median_s: dict[str, float]
@@ -89,4 +92,5 @@ def run_case(case: Case, *, rounds: int = 7, min_round_s: float = 0.02) -> Resul
                 block(fn())
             samples[name].append((time.perf_counter() - start) / inner[name])
     medians = {name: statistics.median(values) for name, values in samples.items()}
-    return Result(case, medians, first)
+    # Keep the names, drop the callables: they hold the case's (possibly large) inputs.
+    return Result(dataclasses.replace(case, contenders=dict.fromkeys(case.contenders)), medians, first)
