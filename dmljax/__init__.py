@@ -1,8 +1,18 @@
 """dmljax: DirectML's tensor operators as pure, differentiable JAX functions."""
 
+from dmljax._distributions import bernoulli as bernoulli
+from dmljax._distributions import dropout as dropout
+from dmljax._distributions import normal as normal
+from dmljax._distributions import randint as randint
+from dmljax._distributions import uniform as uniform
 from dmljax._dtypes import DataType as DataType
 from dmljax._errors import ValidationError as ValidationError
 from dmljax._feature_levels import FeatureLevel as FeatureLevel
+from dmljax._philox import philox4x32_10 as philox4x32_10
+from dmljax._random import RANDOM_GENERATOR_SUPPORT as RANDOM_GENERATOR_SUPPORT
+from dmljax._random import RandomGeneratorSupport as RandomGeneratorSupport
+from dmljax._random import make_state as make_state
+from dmljax._random import random_generator as random_generator
 from dmljax._strided import read_tensor as read_tensor
 from dmljax._strided import write_tensor as write_tensor
 from dmljax._tensor_desc import TensorDesc as TensorDesc
@@ -12,12 +22,22 @@ from dmljax._tensor_desc import packed_strides as packed_strides
 __version__ = "0.1.0"
 
 __all__ = [
+    "RANDOM_GENERATOR_SUPPORT",
     "DataType",
     "FeatureLevel",
+    "RandomGeneratorSupport",
     "TensorDesc",
     "ValidationError",
+    "bernoulli",
     "calc_buffer_tensor_size",
+    "dropout",
+    "make_state",
+    "normal",
     "packed_strides",
+    "philox4x32_10",
+    "randint",
+    "random_generator",
     "read_tensor",
+    "uniform",
     "write_tensor",
 ]
