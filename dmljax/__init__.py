@@ -1,10 +1,18 @@
 """dmljax: DirectML's tensor operators as pure, differentiable JAX functions."""
 
+from dmljax._distributions import bernoulli as bernoulli
+from dmljax._distributions import dropout as dropout
+from dmljax._distributions import normal as normal
+from dmljax._distributions import randint as randint
+from dmljax._distributions import uniform as uniform
 from dmljax._dtypes import DataType as DataType
 from dmljax._errors import ValidationError as ValidationError
 from dmljax._feature_levels import FeatureLevel as FeatureLevel
 from dmljax._gather import gather as gather
 from dmljax._gather import gather_elements as gather_elements
+from dmljax._philox import philox4x32_10 as philox4x32_10
+from dmljax._random import make_state as make_state
+from dmljax._random import random_generator as random_generator
 from dmljax._scatter import scatter as scatter
 from dmljax._scatter import scatter_elements as scatter_elements
 from dmljax._slice import slice1 as slice1
@@ -21,13 +29,21 @@ __all__ = [
     "FeatureLevel",
     "TensorDesc",
     "ValidationError",
+    "bernoulli",
     "calc_buffer_tensor_size",
     "gather",
     "gather_elements",
+    "dropout",
+    "make_state",
+    "normal",
     "packed_strides",
+    "philox4x32_10",
+    "randint",
+    "random_generator",
     "read_tensor",
     "scatter",
     "scatter_elements",
     "slice1",
+    "uniform",
     "write_tensor",
 ]

@@ -1,0 +1,77 @@
+"""philox4x32_10: Random123 known-answer vectors, vectorisation, the 128-bit counter add."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from dmljax import ValidationError, philox4x32_10
+from dmljax._philox import add_128
+from tests import reference
+
+# Random123 examples/kat_vectors, "philox4x32 10": counter, key, expected output.
+KAT_VECTORS = {
+    "zeros": ((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
+    "ones": ((0xFFFFFFFF,) * 4, (0xFFFFFFFF,) * 2, (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
+    "pi_digits": (
+        (0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344),
+        (0xA4093822, 0x299F31D0),
+        (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KAT_VECTORS))
+def test_known_answer_vectors(name):
+    counter, key, expected = KAT_VECTORS[name]
+    got = philox4x32_10(np.array(counter, np.uint32), np.array(key, np.uint32))
+    assert got.dtype == jnp.uint32
+    assert tuple(int(w) for w in got) == expected
+    assert reference.philox4x32_10(counter, key) == expected
+
+
+def test_vectorised_against_reference_with_broadcast_key():
+    rng = np.random.default_rng(4)
+    counters = rng.integers(0, 2**32, (3, 5, 4), dtype=np.uint32)
+    keys = rng.integers(0, 2**32, (5, 2), dtype=np.uint32)
+    got = np.asarray(jax.jit(philox4x32_10)(counters, keys))
+    assert got.shape == (3, 5, 4)
+    for i, j in np.ndindex(3, 5):
+        assert tuple(got[i, j]) == reference.philox4x32_10(counters[i, j], keys[j])
+
+
+def test_vmap_matches_batched_call():
+    rng = np.random.default_rng(5)
+    counters = rng.integers(0, 2**32, (7, 4), dtype=np.uint32)
+    key = rng.integers(0, 2**32, 2, dtype=np.uint32)
+    batched = jax.vmap(philox4x32_10, in_axes=(0, None))(counters, key)
+    np.testing.assert_array_equal(batched, philox4x32_10(counters, key))
+
+
+@pytest.mark.parametrize("offset", [0, 1, 2**31, 2**32 - 1])
+@pytest.mark.parametrize(
+    "start", [0, 2**32 - 1, 2**64 - 1, 2**96 - 1, 2**128 - 1, 0xFFFFFFFF_00000000_FFFFFFFF_FFFFFFFF]
+)
+def test_add_128_carries_and_wraps(start, offset):
+    words = tuple(jnp.uint32(w) for w in reference.counter_words(start))
+    got = add_128(words, jnp.uint32(offset))
+    assert reference.counter_value(got) == (start + offset) % 2**128
+
+
+@pytest.mark.parametrize(
+    ("counter", "key", "error", "match"),
+    [
+        (np.zeros(4, np.int32), np.zeros(2, np.uint32), TypeError, r"counter must be uint32; got counter.dtype=int32"),
+        (np.zeros(4, np.uint32), np.zeros(2, np.float32), TypeError, r"key must be uint32; got key.dtype=float32"),
+        (np.zeros(3, np.uint32), np.zeros(2, np.uint32), ValidationError, r"counter.shape must end in 4; got .*\(3,\)"),
+        (
+            np.zeros(4, np.uint32),
+            np.zeros((2, 3), np.uint32),
+            ValidationError,
+            r"key.shape must end in 2; got .*\(2, 3\)",
+        ),
+    ],
+)
+def test_errors_name_the_value(counter, key, error, match):
+    with pytest.raises(error, match=match):
+        philox4x32_10(counter, key)
