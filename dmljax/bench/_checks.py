@@ -114,6 +114,53 @@ def check_slice1() -> str:
     return "seed 001 examples; negative strides equal NumPy slicing"
 
 
+# Random123 kat_vectors: philox4x32_10 with counter 0 and key 0.
+_KAT_ZERO = [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8]
+
+
+def check_random_generator() -> str:
+    """Random123's known answer, the stream layout, chaining, and randomgen's C Philox when installed."""
+    zero = np.asarray(dmljax.philox4x32_10(np.zeros(4, np.uint32), np.zeros(2, np.uint32)))
+    if zero.tolist() != _KAT_ZERO:
+        raise AssertionError(f"philox4x32_10(0, 0) = {[hex(w) for w in zero]}")
+    state = dmljax.make_state(0x0123456789ABCDEF, counter=2**64 - 3)  # a carry into word 2 on the way
+    bits, _ = dmljax.random_generator(state, (3, 5, 8))
+    first, middle = dmljax.random_generator(state, (50,))
+    rest, _ = dmljax.random_generator(middle, (70,))
+    whole = np.asarray(bits).reshape(-1)
+    if not (np.array_equal(whole[:50], first) and np.array_equal(whole[52:], rest[:68])):
+        raise AssertionError("chained calls differ from one long call")
+    try:
+        import randomgen
+    except ImportError:
+        return "Random123 known answer; chaining equals one call (randomgen not installed: skipped)"
+    key = int(np.asarray(state)[4]) | int(np.asarray(state)[5]) << 32
+    generator = randomgen.Philox(counter=2**64 - 4, key=key, number=4, width=32)  # it increments first
+    expected = generator.random_raw(whole.size).astype(np.uint32)
+    if not np.array_equal(whole, expected):
+        raise AssertionError("random_generator differs from randomgen's Philox4x32")
+    return "Random123 known answer; chaining equals one call; equals randomgen's C Philox"
+
+
+def check_distributions() -> str:
+    """Uniform floats are TensorFlow's mantissa mapping of the bits; normal moments; dropout scaling."""
+    state = dmljax.make_state(42)
+    bits, _ = dmljax.random_generator(state, (100_000,))
+    values, _ = dmljax.uniform(state, (100_000,))
+    mantissa = (np.asarray(bits) & np.uint32(0x7FFFFF)) | np.uint32(0x3F800000)
+    if not np.array_equal(np.asarray(values), mantissa.view(np.float32) - np.float32(1)):
+        raise AssertionError("uniform float32 is not bitcast(0x3F800000 | bits & 0x7FFFFF) - 1")
+    z, _ = dmljax.normal(state, (200_000,))
+    mean, std = float(np.mean(z)), float(np.std(z))
+    if abs(mean) > 0.01 or abs(std - 1) > 0.01:
+        raise AssertionError(f"normal mean {mean:.4f}, std {std:.4f}")
+    kept, _ = dmljax.dropout(state, np.ones(100_000, np.float32), 0.25)
+    kept = np.asarray(kept)
+    if not set(np.unique(kept).tolist()) <= {0.0, np.float32(1 / 0.75)} or abs((kept == 0).mean() - 0.25) > 0.01:
+        raise AssertionError("dropout does not zero a quarter and scale the rest by 1/0.75")
+    return f"uniform = TF mapping of the bits; normal mean {mean:+.4f}, std {std:.4f}; dropout rate 0.25"
+
+
 CHECKS: list[tuple[str, Callable[[], str]]] = [
     ("read_tensor", check_read_tensor),
     ("write_tensor", check_write_tensor),
@@ -121,4 +168,6 @@ CHECKS: list[tuple[str, Callable[[], str]]] = [
     ("gather_elements", check_gather_elements),
     ("scatter", check_scatter),
     ("slice1", check_slice1),
+    ("random_generator", check_random_generator),
+    ("distributions", check_distributions),
 ]

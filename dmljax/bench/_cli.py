@@ -23,7 +23,7 @@ from dmljax.bench._harness import Result, run_case
 __all__ = ["main", "parse_size"]
 
 # Benchmark modules, each with ``cases(sizes_bytes) -> list[Case]``.
-BENCH_MODULES = ["dmljax.bench.strided", "dmljax.bench.ops"]
+BENCH_MODULES = ["dmljax.bench.strided", "dmljax.bench.ops", "dmljax.bench.random"]
 DEFAULT_SIZES = "4K,1M,16M,256M"
 QUICK_SIZES = "4K,256K"
 # Steady-state allocator settings for timings (PERF_NOTES: glibc otherwise mmaps and

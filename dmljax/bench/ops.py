@@ -70,7 +70,7 @@ def _gather_elements_cases(rng: np.random.Generator, x: np.ndarray, axis: int) -
         "dmljax": lambda x, i: dmljax.gather_elements(x, i, axis),
         "jnp": lambda x, i: jnp.take_along_axis(x, i, axis, mode="clip"),
     }
-    name = f"gather_elements axis={axis} {x.nbytes >> 20}MiB"
+    name = f"gather_elements axis={axis} {x.shape}"
     numpy_fn = lambda x, i: np.take_along_axis(x, i, axis)  # noqa: E731
     return _fwd_bwd("gather_elements", name, 3 * x.nbytes, (x, i), ops, numpy_fn, (0,))
 
@@ -82,7 +82,7 @@ def _gather_cases(rng: np.random.Generator, x: np.ndarray, axis: int) -> list[Ca
         # jnp.take's "clip" does not wrap negative indices: wrap them first (same semantics).
         "jnp": lambda x, i: jnp.take(x, jnp.where(i < 0, i + x.shape[axis], i), axis, mode="clip"),
     }
-    name = f"gather axis={axis} {x.nbytes >> 20}MiB"
+    name = f"gather axis={axis} {x.shape}"
     return _fwd_bwd("gather", name, 2 * x.nbytes + i.nbytes, (x, i), ops, lambda x, i: np.take(x, i, axis), (0,))
 
 
@@ -102,7 +102,7 @@ def _scatter_cases(rng: np.random.Generator, x: np.ndarray) -> list[Case]:
         np.put_along_axis(out, i, u, 1)
         return out
 
-    name = f"scatter axis=1 {x.nbytes >> 20}MiB"
+    name = f"scatter axis=1 {x.shape}"
     return _fwd_bwd("scatter", name, 2 * x.nbytes + i.nbytes + u.nbytes, (x, i, u), ops, numpy_fn, (0, 2))
 
 
@@ -113,6 +113,6 @@ def _slice1_cases(x: np.ndarray) -> list[Case]:
         "dmljax": lambda x: dmljax.slice1(x, offsets, sizes, strides),
         "jnp": lambda x: jnp.flip(x[:, 1:cols:2], 0),
     }
-    name = f"slice1 rev+stride2 {x.nbytes >> 20}MiB"
+    name = f"slice1 rev+stride2 {x.shape}"
     numpy_fn = lambda x: np.ascontiguousarray(x[::-1, 1:cols:2])  # noqa: E731
     return _fwd_bwd("slice1", name, x.nbytes, (x,), ops, numpy_fn, (0,))
