@@ -40,12 +40,14 @@ def compile_operator(desc: Any, feature_level: Any = FeatureLevel.LATEST) -> Cal
     The counterpart of ``IDMLDevice::CreateOperator`` + ``CompileOperator`` on a device of
     ``feature_level``. Validation covers the operator's availability, every tensor's
     dimension count and data type in the level's row of the operator's support table,
-    the shape rules between tensors, the axis, window, output and state sizes, and that
-    no output descriptor aliases (all before anything is traced).
+    the shape rules between tensors, the axis, window, output and state sizes, buffer
+    sizes (at most 2^32 - 1 elements) and that no output descriptor aliases, all before
+    anything is traced.
 
     The returned function takes one flat 1-D buffer per input tensor, in the struct's
     order, each read through its descriptor's strides (packed, NHWC, padded and broadcast
-    buffers all work; a buffer needs at least ``min_buffer_elements`` elements). It
+    buffers all work). DirectML binds ``TotalTensorSizeInBytes``; dmljax reads only the
+    elements the descriptor covers, so a buffer needs ``min_buffer_elements``. It
     returns the output buffer: ``total_tensor_size_in_bytes // itemsize`` elements laid
     out by the output descriptor's strides, zero where the descriptor covers no element.
     RandomGenerator with an ``output_state_tensor`` returns ``(output, output_state)``.

@@ -60,6 +60,10 @@ SUPPORT_TABLES: dict[type, Any] = {
 }
 
 
+# DML_BUFFER_TENSOR_DESC: "The total size of a buffer tensor may not exceed (2^32 - 1) elements."
+_MAX_BUFFER_ELEMENTS = 2**32 - 1
+
+
 @dataclasses.dataclass(frozen=True)
 class _Check:
     """The struct being validated and the feature level: formats every error."""
@@ -86,6 +90,8 @@ def validate_operator_desc(desc: Any, level: FeatureLevel) -> None:
     check = _Check(type(desc).__name__, level)
     row = _support_row(check, SUPPORT_TABLES[type(desc)])
     validator(check, row, desc)
+    for member, tensor in _tensors(desc).items():
+        _check_buffer_size(check, member, tensor)
 
 
 def _support_row(check: _Check, table: Any) -> Any:
@@ -139,6 +145,18 @@ def _same(check: _Check, tensors: dict[str, TensorDesc], member: str, other: str
     value, expected = getattr(tensors[member], attr), getattr(tensors[other], attr)
     if value != expected:
         raise check.error(f"{member}.{attr}", f"equal {other}.{attr} ({expected!r})", value)
+
+
+def _check_buffer_size(check: _Check, member: str, tensor: TensorDesc) -> None:
+    """A buffer tensor may not exceed 2^32 - 1 elements.
+
+    The other buffer-size rule, ``TotalTensorSizeInBytes >= DMLCalcBufferTensorSize``,
+    holds for every `TensorDesc` (it is checked on construction).
+    """
+    if tensor.buffer_elements > _MAX_BUFFER_ELEMENTS:
+        rule = f"be at most {_MAX_BUFFER_ELEMENTS} elements ({_MAX_BUFFER_ELEMENTS * tensor.dtype.itemsize} bytes)"
+        context = f"{tensor.buffer_elements} elements of {tensor.dtype.name}"
+        raise check.error(f"{member}.total_tensor_size_in_bytes", rule, tensor.total_tensor_size_in_bytes, context)
 
 
 def _check_output(check: _Check, member: str, tensor: TensorDesc) -> None:

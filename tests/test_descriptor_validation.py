@@ -321,6 +321,16 @@ def test_random_generator_rules():
         RandomGeneratorOperatorDesc(state, state, None, type=0)
 
 
+def test_buffer_size_rules():
+    with pytest.raises(ValidationError, match=r"TensorDesc: total_tensor_size_in_bytes must be at least 12"):
+        TensorDesc("float32", (3,), total_tensor_size_in_bytes=8)  # DMLCalcBufferTensorSize, checked on construction
+    huge = TensorDesc("uint8", (2,), total_tensor_size_in_bytes=2**32)
+    desc = Slice1OperatorDesc(huge, TensorDesc("uint8", (1,)), (0,), (2,), (1,))
+    message = "Slice1OperatorDesc: input_tensor.total_tensor_size_in_bytes must be at most 4294967295 elements"
+    with pytest.raises(ValidationError, match=re.escape(message) + ".*4294967296 elements of UINT8, feature level"):
+        compile_operator(desc)
+
+
 # --- the dataclasses and the entry point ----------------------------------------------------------
 
 
