@@ -1,5 +1,6 @@
 """dmljax: DirectML's tensor operators as pure, differentiable JAX functions."""
 
+from dmljax._compile import compile_operator as compile_operator
 from dmljax._distributions import bernoulli as bernoulli
 from dmljax._distributions import dropout as dropout
 from dmljax._distributions import normal as normal
@@ -10,6 +11,13 @@ from dmljax._errors import ValidationError as ValidationError
 from dmljax._feature_levels import FeatureLevel as FeatureLevel
 from dmljax._gather import gather as gather
 from dmljax._gather import gather_elements as gather_elements
+from dmljax._operator_descs import GatherElementsOperatorDesc as GatherElementsOperatorDesc
+from dmljax._operator_descs import GatherOperatorDesc as GatherOperatorDesc
+from dmljax._operator_descs import RandomGeneratorOperatorDesc as RandomGeneratorOperatorDesc
+from dmljax._operator_descs import RandomGeneratorType as RandomGeneratorType
+from dmljax._operator_descs import ScatterElementsOperatorDesc as ScatterElementsOperatorDesc
+from dmljax._operator_descs import ScatterOperatorDesc as ScatterOperatorDesc
+from dmljax._operator_descs import Slice1OperatorDesc as Slice1OperatorDesc
 from dmljax._philox import philox4x32_10 as philox4x32_10
 from dmljax._random import make_state as make_state
 from dmljax._random import random_generator as random_generator
@@ -27,6 +35,13 @@ __version__ = "0.1.0"
 __all__ = [
     "DataType",
     "FeatureLevel",
+    "GatherElementsOperatorDesc",
+    "GatherOperatorDesc",
+    "RandomGeneratorOperatorDesc",
+    "RandomGeneratorType",
+    "ScatterElementsOperatorDesc",
+    "ScatterOperatorDesc",
+    "Slice1OperatorDesc",
     "TensorDesc",
     "ValidationError",
     "bernoulli",
@@ -36,6 +51,7 @@ __all__ = [
     "dropout",
     "make_state",
     "normal",
+    "compile_operator",
     "packed_strides",
     "philox4x32_10",
     "randint",
