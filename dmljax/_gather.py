@@ -32,22 +32,30 @@ from dmljax._indices import (
     normalize,
     resolve_mode,
 )
-from dmljax._support import SupportRow
+from dmljax._support import FL1_0_DATA_TYPES, FL2_1_DATA_TYPES, FL3_0_INDEX_TYPES, FL4_1_DATA_TYPES, SupportRow
 
-__all__ = ["gather", "gather_elements", "GATHER_ELEMENTS_SUPPORT"]
+__all__ = ["gather", "gather_elements", "GATHER_SUPPORT", "GATHER_ELEMENTS_SUPPORT"]
 
-_FL2_TYPES = tuple(DataType[n] for n in "FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8".split())
-_FL4_TYPES = (DataType.FLOAT64, *_FL2_TYPES[:2], DataType.INT64, *_FL2_TYPES[2:5], DataType.UINT64, *_FL2_TYPES[5:])
-_FL3_INDEX_TYPES = (DataType.INT64, DataType.INT32, DataType.UINT64, DataType.UINT32)
 
-# DML_GATHER_ELEMENTS_OPERATOR_DESC: introduced in DML_FEATURE_LEVEL_2_1 (learn.microsoft.com,
-# "DML_GATHER_ELEMENTS_OPERATOR_DESC structure"). Its tensor-support table is not in the seeds
-# and could not be read in full; these rows are DML_SCATTER's table (seed 000) from 2.1 on,
-# the operator it inverts, as SPEC §2 suggests. Negative signed indices from 3.0 (same page).
+# DML_GATHER_OPERATOR_DESC "Tensor support" tables (learn.microsoft.com, "DML_GATHER_OPERATOR_DESC
+# structure (directml.h)", as scraped in github.com/m417z/windows-docs-scraper,
+# sdk-api/directml/ns-directml-dml_gather_operator_desc.md). Introduced in DML_FEATURE_LEVEL_1_0;
+# the rows equal DML_SCATTER's (seed 000).
+GATHER_SUPPORT = (
+    SupportRow(FeatureLevel.FL_1_0, (4, 4), FL1_0_DATA_TYPES, (DataType.UINT32,)),
+    SupportRow(FeatureLevel.FL_2_1, (4, 4), FL2_1_DATA_TYPES, (DataType.UINT32,)),
+    SupportRow(FeatureLevel.FL_3_0, (1, MAX_DIMENSIONS), FL2_1_DATA_TYPES, FL3_0_INDEX_TYPES),
+    SupportRow(FeatureLevel.FL_4_1, (1, MAX_DIMENSIONS), FL4_1_DATA_TYPES, FL3_0_INDEX_TYPES),
+)
+
+# DML_GATHER_ELEMENTS_OPERATOR_DESC "Tensor support" tables (learn.microsoft.com, same scrape,
+# sdk-api/directml/ns-directml-dml_gather_elements_operator_desc.md): introduced in
+# DML_FEATURE_LEVEL_2_1; the rows equal DML_SCATTER's (seed 000) from 2.1 on. Negative
+# signed indices from 3.0.
 GATHER_ELEMENTS_SUPPORT = (
-    SupportRow(FeatureLevel.FL_2_1, (4, 4), _FL2_TYPES, (DataType.UINT32,)),
-    SupportRow(FeatureLevel.FL_3_0, (1, MAX_DIMENSIONS), _FL2_TYPES, _FL3_INDEX_TYPES),
-    SupportRow(FeatureLevel.FL_4_1, (1, MAX_DIMENSIONS), _FL4_TYPES, _FL3_INDEX_TYPES),
+    SupportRow(FeatureLevel.FL_2_1, (4, 4), FL2_1_DATA_TYPES, (DataType.UINT32,)),
+    SupportRow(FeatureLevel.FL_3_0, (1, MAX_DIMENSIONS), FL2_1_DATA_TYPES, FL3_0_INDEX_TYPES),
+    SupportRow(FeatureLevel.FL_4_1, (1, MAX_DIMENSIONS), FL4_1_DATA_TYPES, FL3_0_INDEX_TYPES),
 )
 
 

@@ -32,22 +32,18 @@ from dmljax._indices import (
     resolve_mode,
     type_fail,
 )
-from dmljax._support import SupportRow
+from dmljax._support import FL1_0_DATA_TYPES, FL2_1_DATA_TYPES, FL3_0_INDEX_TYPES, FL4_1_DATA_TYPES, SupportRow
 
 __all__ = ["scatter", "scatter_elements", "SCATTER_SUPPORT"]
 
-_FL1_TYPES = (DataType.FLOAT32, DataType.FLOAT16)
-_FL2_TYPES = (*_FL1_TYPES, *(DataType[n] for n in "INT32 INT16 INT8 UINT32 UINT16 UINT8".split()))
-_FL4_TYPES = (DataType.FLOAT64, *_FL1_TYPES, DataType.INT64, *_FL2_TYPES[2:5], DataType.UINT64, *_FL2_TYPES[5:])
-_FL3_INDEX_TYPES = (DataType.INT64, DataType.INT32, DataType.UINT64, DataType.UINT32)
 
 # DML_SCATTER_OPERATOR_DESC "텐서 지원" (tensor support) tables, seed 000: dimension count and
 # data types of InputTensor/UpdatesTensor/OutputTensor, and the IndicesTensor types.
 SCATTER_SUPPORT = (
-    SupportRow(FeatureLevel.FL_1_0, (4, 4), _FL1_TYPES, (DataType.UINT32,)),
-    SupportRow(FeatureLevel.FL_2_1, (4, 4), _FL2_TYPES, (DataType.UINT32,)),
-    SupportRow(FeatureLevel.FL_3_0, (1, MAX_DIMENSIONS), _FL2_TYPES, _FL3_INDEX_TYPES),
-    SupportRow(FeatureLevel.FL_4_1, (1, MAX_DIMENSIONS), _FL4_TYPES, _FL3_INDEX_TYPES),
+    SupportRow(FeatureLevel.FL_1_0, (4, 4), FL1_0_DATA_TYPES, (DataType.UINT32,)),
+    SupportRow(FeatureLevel.FL_2_1, (4, 4), FL2_1_DATA_TYPES, (DataType.UINT32,)),
+    SupportRow(FeatureLevel.FL_3_0, (1, MAX_DIMENSIONS), FL2_1_DATA_TYPES, FL3_0_INDEX_TYPES),
+    SupportRow(FeatureLevel.FL_4_1, (1, MAX_DIMENSIONS), FL4_1_DATA_TYPES, FL3_0_INDEX_TYPES),
 )
 
 

@@ -14,23 +14,20 @@ from typing import Any
 import jax
 from jax import lax
 
-from dmljax._dtypes import DataType
 from dmljax._errors import fail
 from dmljax._feature_levels import FeatureLevel
 from dmljax._indices import MAX_DIMENSIONS, as_data, check_rank
-from dmljax._support import SupportRow
+from dmljax._support import FL2_1_DATA_TYPES, FL4_1_DATA_TYPES, SupportRow
 
 __all__ = ["slice1", "SLICE1_SUPPORT"]
 
-_FL2_TYPES = tuple(DataType[n] for n in "FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8".split())
-_FL4_TYPES = (DataType.FLOAT64, *_FL2_TYPES[:2], DataType.INT64, *_FL2_TYPES[2:5], DataType.UINT64, *_FL2_TYPES[5:])
 
 # DML_SLICE1_OPERATOR_DESC "텐서 지원" (tensor support) tables, seed 001: introduced in 2.1
 # with 4 or 5 dimensions; 1-8 from 3.0; 64-bit types from 4.1. No indices tensor.
 SLICE1_SUPPORT = (
-    SupportRow(FeatureLevel.FL_2_1, (4, 5), _FL2_TYPES),
-    SupportRow(FeatureLevel.FL_3_0, (1, MAX_DIMENSIONS), _FL2_TYPES),
-    SupportRow(FeatureLevel.FL_4_1, (1, MAX_DIMENSIONS), _FL4_TYPES),
+    SupportRow(FeatureLevel.FL_2_1, (4, 5), FL2_1_DATA_TYPES),
+    SupportRow(FeatureLevel.FL_3_0, (1, MAX_DIMENSIONS), FL2_1_DATA_TYPES),
+    SupportRow(FeatureLevel.FL_4_1, (1, MAX_DIMENSIONS), FL4_1_DATA_TYPES),
 )
 
 

@@ -13,7 +13,24 @@ import dataclasses
 from dmljax._dtypes import DataType
 from dmljax._feature_levels import FeatureLevel
 
-__all__ = ["SupportRow", "support_at"]
+__all__ = [
+    "FL1_0_DATA_TYPES",
+    "FL2_1_DATA_TYPES",
+    "FL3_0_INDEX_TYPES",
+    "FL4_1_DATA_TYPES",
+    "SupportRow",
+    "support_at",
+]
+
+# The data-type groups DirectML's "tensor support" tables repeat (seeds 000 and 001):
+# the floats of 1.0, what 2.1 adds (32/16/8-bit integers), what 4.1 adds (64-bit types),
+# and the index types of 3.0 (signed and 64-bit indices). Listed in the tables' order.
+FL1_0_DATA_TYPES = (DataType.FLOAT32, DataType.FLOAT16)
+FL2_1_DATA_TYPES = (*FL1_0_DATA_TYPES, *(DataType[n] for n in "INT32 INT16 INT8 UINT32 UINT16 UINT8".split()))
+FL4_1_DATA_TYPES = tuple(
+    DataType[n] for n in "FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8".split()
+)
+FL3_0_INDEX_TYPES = (DataType.INT64, DataType.INT32, DataType.UINT64, DataType.UINT32)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -17,7 +17,7 @@ from typing import Any
 from dmljax._dtypes import DataType
 from dmljax._errors import ValidationError, fail
 from dmljax._feature_levels import FeatureLevel
-from dmljax._gather import GATHER_ELEMENTS_SUPPORT
+from dmljax._gather import GATHER_ELEMENTS_SUPPORT, GATHER_SUPPORT
 from dmljax._layout import has_aliasing
 from dmljax._operator_descs import (
     GatherElementsOperatorDesc,
@@ -30,25 +30,10 @@ from dmljax._random import MAX_OUTPUT_ELEMENTS, RANDOM_GENERATOR_SUPPORT, STATE_
 from dmljax._scatter import SCATTER_SUPPORT
 from dmljax._slice import SLICE1_SUPPORT
 from dmljax._support import SupportRow
-from dmljax._tensor_desc import MAX_DIMENSIONS, TensorDesc
+from dmljax._tensor_desc import TensorDesc
 
-__all__ = ["GATHER_SUPPORT", "SUPPORT_TABLES", "gather_output_sizes", "validate_operator_desc"]
+__all__ = ["SUPPORT_TABLES", "gather_output_sizes", "validate_operator_desc"]
 
-_FL1_TYPES = (DataType.FLOAT32, DataType.FLOAT16)
-_FL2_TYPES = tuple(DataType[n] for n in "FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8".split())
-_FL4_TYPES = (DataType.FLOAT64, *_FL1_TYPES, DataType.INT64, *_FL2_TYPES[2:5], DataType.UINT64, *_FL2_TYPES[5:])
-_FL3_INDEX_TYPES = (DataType.INT64, DataType.INT32, DataType.UINT64, DataType.UINT32)
-
-# DML_GATHER_OPERATOR_DESC "Tensor support" tables (learn.microsoft.com, "DML_GATHER_OPERATOR_DESC
-# structure (directml.h)", as scraped in github.com/m417z/windows-docs-scraper,
-# sdk-api/directml/ns-directml-dml_gather_operator_desc.md). Introduced in DML_FEATURE_LEVEL_1_0;
-# the rows equal DML_SCATTER's (seed 000). Belongs beside `dmljax.gather`.
-GATHER_SUPPORT = (
-    SupportRow(FeatureLevel.FL_1_0, (4, 4), _FL1_TYPES, (DataType.UINT32,)),
-    SupportRow(FeatureLevel.FL_2_1, (4, 4), _FL2_TYPES, (DataType.UINT32,)),
-    SupportRow(FeatureLevel.FL_3_0, (1, MAX_DIMENSIONS), _FL2_TYPES, _FL3_INDEX_TYPES),
-    SupportRow(FeatureLevel.FL_4_1, (1, MAX_DIMENSIONS), _FL4_TYPES, _FL3_INDEX_TYPES),
-)
 
 # The support table each descriptor is validated against.
 SUPPORT_TABLES: dict[type, Any] = {
