@@ -1,15 +1,18 @@
-"""docs/porting.md: its Python snippet runs and prints the output the page shows."""
+"""The README's porting section: its Python snippet runs and prints the output it shows."""
 
 import contextlib
 import io
 import pathlib
 import re
 
-PAGE = pathlib.Path(__file__).resolve().parents[1] / "docs" / "porting.md"
+README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+SECTION = "## Porting a DirectML operator setup, line by line"
 
 
 def blocks(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", PAGE.read_text(), flags=re.S)
+    text = README.read_text()
+    section = text[text.index(SECTION) :].split("\n## ", 1)[0]
+    return re.findall(rf"```{language}\n(.*?)```", section, flags=re.S)
 
 
 def test_porting_snippet_runs_and_prints_the_documented_output():
@@ -17,5 +20,5 @@ def test_porting_snippet_runs_and_prints_the_documented_output():
     (expected,) = blocks("text")
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        exec(compile(snippet, str(PAGE), "exec"), {"__name__": "porting"})
+        exec(compile(snippet, str(README), "exec"), {"__name__": "porting"})
     assert printed.getvalue() == expected
