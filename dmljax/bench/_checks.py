@@ -161,6 +161,28 @@ def check_distributions() -> str:
     return f"uniform = TF mapping of the bits; normal mean {mean:+.4f}, std {std:.4f}; dropout rate 0.25"
 
 
+def check_compile_operator() -> str:
+    """GatherElements through descriptors: NHWC input, padded output, against NumPy."""
+    rng = np.random.default_rng(5)
+    sizes = (2, 3, 4, 5)
+    nhwc = dmljax.TensorDesc("float32", sizes, dmljax.packed_strides(sizes, "NHWC"))
+    indices = dmljax.TensorDesc("uint32", sizes)
+    padded = dmljax.TensorDesc("float32", sizes, (3 * 4 * 8, 4 * 8, 8, 1), total_tensor_size_in_bytes=2 * 96 * 4)
+    op = dmljax.compile_operator(dmljax.GatherElementsOperatorDesc(nhwc, indices, padded, axis=1), "3.0")
+    data = rng.standard_normal(sizes).astype(np.float32)
+    index = rng.integers(0, 3, sizes).astype(np.uint32)
+    out = np.asarray(op(data.transpose(0, 2, 3, 1).reshape(-1), index.reshape(-1)))
+    expected = np.zeros((2, 3, 4, 8), np.float32)
+    expected[..., :5] = np.take_along_axis(data, index.astype(np.int64), axis=1)
+    if not np.array_equal(out, expected.reshape(-1)):
+        raise AssertionError("compile_operator(GatherElementsOperatorDesc) differs from NumPy")
+    try:
+        dmljax.compile_operator(dmljax.GatherElementsOperatorDesc(nhwc, indices, padded, axis=1), "2.0")
+    except dmljax.ValidationError:
+        return "GatherElements, NHWC in, padded out, equals NumPy; refused at feature level 2.0"
+    raise AssertionError("GatherElements was accepted at feature level 2.0")
+
+
 CHECKS: list[tuple[str, Callable[[], str]]] = [
     ("read_tensor", check_read_tensor),
     ("write_tensor", check_write_tensor),
@@ -170,4 +192,5 @@ CHECKS: list[tuple[str, Callable[[], str]]] = [
     ("slice1", check_slice1),
     ("random_generator", check_random_generator),
     ("distributions", check_distributions),
+    ("compile_operator", check_compile_operator),
 ]

@@ -23,7 +23,7 @@ from dmljax.bench._harness import Result, run_case
 __all__ = ["main", "parse_size"]
 
 # Benchmark modules, each with ``cases(sizes_bytes) -> list[Case]``.
-BENCH_MODULES = ["dmljax.bench.strided", "dmljax.bench.ops", "dmljax.bench.random"]
+BENCH_MODULES = ["dmljax.bench.strided", "dmljax.bench.ops", "dmljax.bench.random", "dmljax.bench.descriptors"]
 DEFAULT_SIZES = "4K,1M,16M,256M"
 QUICK_SIZES = "4K,256K"
 # Steady-state allocator settings for timings (PERF_NOTES: glibc otherwise mmaps and
@@ -135,7 +135,7 @@ def _progress(label: str) -> None:
 
 def _print_table(results: list[Result]) -> None:
     print("\nBenchmarks (median of interleaved rounds; ratio = dmljax time / reference time):")
-    head = f"  {'operation':14s} {'case':44s} {'MiB':>8s} {'dmljax ms':>10s} {'reference':>22s} {'ratio':>6s}"
+    head = f"  {'operation':16s} {'case':44s} {'MiB':>8s} {'dmljax ms':>10s} {'reference':>22s} {'ratio':>6s}"
     print(head + f" {'GB/s':>6s} {'compile ms':>10s}  others (ms)")
     for r in results:
         case, first = r.case, next(iter(r.case.contenders))
@@ -145,7 +145,7 @@ def _print_table(results: list[Result]) -> None:
         )
         compile_ms = (r.first_call_s[first] - r.median_s[first]) * 1e3
         print(
-            f"  {case.group:14s} {case.name[:44]:44s} {case.nbytes / 2**20:8.2f} {r.median_s[first] * 1e3:10.3f}"
+            f"  {case.group:16s} {case.name[:44]:44s} {case.nbytes / 2**20:8.2f} {r.median_s[first] * 1e3:10.3f}"
             f" {ref:>22s} {r.ratio():6.2f} {r.gbps(first):6.2f} {compile_ms:10.1f}  {others}"
         )
 
