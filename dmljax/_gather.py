@@ -3,7 +3,9 @@
 Each public function validates the static facts (ranks, shapes, types, axis), checks
 concrete indices, then calls one jitted array function (`_gather_impl`,
 `_gather_elements_impl`) that holds the operator's whole semantics: one `lax.gather`
-on indices normalised by `dmljax._indices.normalize`.
+on indices normalised by `dmljax._indices.normalize`. Where JAX's own transpose of that
+gather is slow on XLA CPU, the gather gets a custom tangent (`dmljax._gather_grad`) whose
+transpose is a faster scatter-add; the forward pass is the same gather either way.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from jax import lax
 from dmljax._dtypes import DataType
 from dmljax._errors import fail
 from dmljax._feature_levels import FeatureLevel
+from dmljax._gather_grad import flat_tangent, linear_in_data, rows_tangent, use_flat, use_rows
 from dmljax._indices import (
     MAX_DIMENSIONS,
     IndexMode,
@@ -158,16 +161,24 @@ def _gather_impl(data: jax.Array, indices: jax.Array, *, axis: int, mode: IndexM
     size = data.shape[axis]
     if checked:
         checkify_in_bounds("gather", indices, size, axis)
-    rank, q = data.ndim, indices.ndim
+    index = normalize(indices, size, mode)
+    take = functools.partial(_gather_lax, axis=axis, mode=mode)
+    if use_rows(data.shape, axis):
+        take = linear_in_data(take, functools.partial(rows_tangent, axis=axis, mode=mode))
+    return take(data, index)
+
+
+def _gather_lax(data: jax.Array, index: jax.Array, *, axis: int, mode: IndexMode) -> jax.Array:
+    """The gather itself, on normalised indices."""
+    rank, q = data.ndim, index.ndim
     dnums = lax.GatherDimensionNumbers(
         offset_dims=tuple(range(axis)) + tuple(range(axis + q, q + rank - 1)),
         collapsed_slice_dims=(axis,),
         start_index_map=(axis,),
     )
     slice_sizes = data.shape[:axis] + (1,) + data.shape[axis + 1 :]
-    index = normalize(indices, size, mode)[..., None]
     fill = 0 if mode is IndexMode.FILL else None
-    return lax.gather(data, index, dnums, slice_sizes, mode=lax_mode(mode), fill_value=fill)
+    return lax.gather(data, index[..., None], dnums, slice_sizes, mode=lax_mode(mode), fill_value=fill)
 
 
 @functools.partial(jax.jit, static_argnames=("axis", "mode", "checked"))
@@ -178,6 +189,15 @@ def _gather_elements_impl(
     size = data.shape[axis]
     if checked:
         checkify_in_bounds("gather_elements", indices, size, axis)
+    index = normalize(indices, size, mode)
+    take = functools.partial(_gather_elements_lax, axis=axis, mode=mode)
+    if use_flat(data.shape):
+        take = linear_in_data(take, functools.partial(flat_tangent, axis=axis, mode=mode))
+    return take(data, index)
+
+
+def _gather_elements_lax(data: jax.Array, index: jax.Array, *, axis: int, mode: IndexMode) -> jax.Array:
+    """The element-wise gather itself (batching dims), on normalised indices."""
     others = tuple(d for d in range(data.ndim) if d != axis)
     dnums = lax.GatherDimensionNumbers(
         offset_dims=(),
@@ -186,6 +206,5 @@ def _gather_elements_impl(
         operand_batching_dims=others,
         start_indices_batching_dims=others,
     )
-    index = normalize(indices, size, mode)[..., None]
     fill = 0 if mode is IndexMode.FILL else None
-    return lax.gather(data, index, dnums, (1,) * data.ndim, mode=lax_mode(mode), fill_value=fill)
+    return lax.gather(data, index[..., None], dnums, (1,) * data.ndim, mode=lax_mode(mode), fill_value=fill)

@@ -95,6 +95,37 @@ def gather(data: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
     return out
 
 
+def _source(index, size: int, mode: str) -> int | None:
+    """Where an index reads under ``mode``: "clip" clamps into the axis, "fill" reads nothing."""
+    index = int(index)
+    if index < 0:
+        index += size
+    if 0 <= index < size:
+        return index
+    return None if mode == "fill" else min(max(index, 0), size - 1)
+
+
+def gather_grad(shape, indices: np.ndarray, cotangent: np.ndarray, axis: int, mode: str = "clip") -> np.ndarray:
+    """Gradient of ``sum(gather(data, indices, axis) * cotangent)`` in ``data`` of ``shape``."""
+    q = indices.ndim
+    grad = np.zeros(shape, cotangent.dtype)
+    for c in np.ndindex(*cotangent.shape):
+        source = _source(indices[c[axis : axis + q]], shape[axis], mode)
+        if source is not None:
+            grad[c[:axis] + (source,) + c[axis + q :]] += cotangent[c]
+    return grad
+
+
+def gather_elements_grad(shape, indices: np.ndarray, cotangent: np.ndarray, axis: int, mode: str = "clip"):
+    """Gradient of ``sum(gather_elements(data, indices, axis) * cotangent)`` in ``data``."""
+    grad = np.zeros(shape, cotangent.dtype)
+    for p in np.ndindex(*indices.shape):
+        source = _source(indices[p], shape[axis], mode)
+        if source is not None:
+            grad[p[:axis] + (source,) + p[axis + 1 :]] += cotangent[p]
+    return grad
+
+
 def slice1(data: np.ndarray, offsets, sizes, strides, output_sizes=None) -> np.ndarray:
     """DML_SLICE1: ``output[c] = data[b + strides * c]``, ``b`` the window's start or end."""
     if output_sizes is None:

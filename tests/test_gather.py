@@ -10,6 +10,7 @@ from jax.test_util import check_grads
 import dmljax
 from dmljax import DataType, FeatureLevel, ValidationError
 from dmljax._gather import GATHER_ELEMENTS_SUPPORT
+from dmljax._gather_grad import use_flat, use_rows
 from dmljax._support import support_at
 from tests import reference
 
@@ -215,6 +216,104 @@ def test_check_grads_first_and_second_order(op):
 def test_clip_mode_gradient_follows_clamped_reads():
     grad = jax.jit(jax.grad(lambda d: jnp.sum(dmljax.gather(d, jnp.array([5, -9]), mode="clip"))))(jnp.zeros(3))
     np.testing.assert_array_equal(grad, [1.0, 0.0, 1.0])
+
+
+# ----- gradients through the custom tangents (dmljax._gather_grad) ----------------------
+
+# (data shape, axis, gather index shape): the rows tangent (axis 1 of 2-D, inner size 2 of
+# 3-D, last of 3-D) and JAX's own (axis 0, inner size 4); gather_elements takes the flat one.
+GRAD_CASES = [((3, 5), 1, (7,)), ((2, 4, 2), 1, (3, 2)), ((2, 3, 4), 2, (6,)), ((5, 3), 0, (6,)), ((2, 3, 4), 1, (5,))]
+
+
+def repeated_indices(rng, shape, axis_size, out_of_range):
+    """Indices with repeats, negative values and (optionally) values outside ``[-n, n)``."""
+    spread = axis_size + 3 if out_of_range else axis_size
+    return rng.integers(-spread, spread, shape).astype(np.int32)
+
+
+def test_grad_cases_take_the_custom_tangents():
+    assert [use_rows(shape, axis) for shape, axis, _ in GRAD_CASES] == [True, True, True, False, False]
+    assert use_flat((2, 3)) and not use_flat((3,)) and not use_flat((2**16, 2**16))
+
+
+@pytest.mark.parametrize("mode", [None, "clip", "fill", "promise_in_bounds"])
+@pytest.mark.parametrize(("shape", "axis", "index_shape"), GRAD_CASES)
+def test_gather_grad_against_loop_oracle(shape, axis, index_shape, mode):
+    rng = np.random.default_rng(len(shape) * 10 + axis)
+    indices = repeated_indices(rng, index_shape, shape[axis], mode in ("clip", "fill"))
+    out_shape = shape[:axis] + index_shape + shape[axis + 1 :]
+    cotangent = rng.integers(-8, 9, out_shape).astype(np.float32)  # integers: sums are exact
+    loss = lambda d, i: jnp.sum(dmljax.gather(d, i, axis, mode=mode) * cotangent)  # noqa: E731
+    grad = jax.jit(jax.grad(loss))(jnp.zeros(shape), jnp.asarray(indices))
+    expected = reference.gather_grad(shape, indices, cotangent, axis, "fill" if mode == "fill" else "clip")
+    np.testing.assert_array_equal(grad, expected)
+
+
+@pytest.mark.parametrize("mode", [None, "clip", "fill", "promise_in_bounds"])
+@pytest.mark.parametrize(("shape", "axis"), [((3, 5), 1), ((4, 3), 0), ((2, 3, 4), 1), ((2, 3, 4), -1)])
+def test_gather_elements_grad_against_loop_oracle(shape, axis, mode):
+    rng = np.random.default_rng(len(shape) * 10 + axis)
+    index_shape = list(shape)
+    index_shape[axis] = 6
+    indices = repeated_indices(rng, tuple(index_shape), shape[axis], mode in ("clip", "fill"))
+    cotangent = rng.integers(-8, 9, indices.shape).astype(np.float32)
+    loss = lambda d, i: jnp.sum(dmljax.gather_elements(d, i, axis, mode=mode) * cotangent)  # noqa: E731
+    grad = jax.jit(jax.grad(loss))(jnp.zeros(shape), jnp.asarray(indices))
+    expected = reference.gather_elements_grad(shape, indices, cotangent, axis % len(shape), mode or "clip")
+    np.testing.assert_array_equal(grad, expected)
+
+
+@pytest.mark.parametrize("mode", ["clip", "fill"])
+@pytest.mark.parametrize(("op", "shape", "axis"), [(dmljax.gather, (2, 4, 2), 1), (dmljax.gather_elements, (3, 4), 0)])
+def test_jvp_is_the_op_applied_to_the_tangent(op, shape, axis, mode):
+    rng = np.random.default_rng(6)
+    data, tangent = random_data(rng, shape, "float32"), random_data(rng, shape, "float32")
+    index_shape = (5, 2) if op is dmljax.gather else (6,) + shape[1:]
+    indices = jnp.asarray(repeated_indices(rng, index_shape, shape[axis], out_of_range=True))
+    fun = lambda d: op(d, indices, axis, mode=mode)  # noqa: E731
+    out, out_dot = jax.jit(lambda d, t: jax.jvp(fun, (d,), (t,)))(data, tangent)
+    np.testing.assert_array_equal(out, fun(data))
+    np.testing.assert_array_equal(out_dot, fun(tangent))
+
+
+@pytest.mark.parametrize("mode", ["clip", "fill"])
+@pytest.mark.parametrize(
+    ("op", "shape", "axis"), [(dmljax.gather, (2, 3, 2), 1), (dmljax.gather_elements, (3, 2, 2), 0)]
+)
+def test_check_grads_second_order_custom_tangents(op, shape, axis, mode):
+    rng = np.random.default_rng(7)
+    data = random_data(rng, shape, "float32")
+    index_shape = (4,) if op is dmljax.gather else (5,) + shape[1:]
+    indices = jnp.asarray(repeated_indices(rng, index_shape, shape[axis], out_of_range=True))
+    check_grads(lambda d: op(d, indices, axis, mode=mode), (data,), order=2, modes=("fwd", "rev"), eps=1e-2)
+
+
+def test_vmap_of_grad_matches_loop():
+    rng = np.random.default_rng(8)
+    data = random_data(rng, (4, 3, 5), "float32")
+    indices = repeated_indices(rng, (4, 7), 5, out_of_range=True)
+    elements = repeated_indices(rng, (4, 3, 6), 5, out_of_range=True)
+    loss = lambda d, i: jnp.sum(dmljax.gather(d, i, 1, mode="fill") ** 2)  # noqa: E731
+    loss_e = lambda d, i: jnp.sum(dmljax.gather_elements(d, i, 1, mode="clip") ** 2)  # noqa: E731
+    for fun, idx, data_axis in [(loss, indices, 2), (loss_e, elements, 0)]:
+        grad = jax.grad(fun)
+        loop = np.stack([grad(d, i) for d, i in zip(data, idx, strict=True)])
+        np.testing.assert_allclose(jax.jit(jax.vmap(grad))(data, idx), loop, rtol=1e-6)
+        loop = np.stack([grad(d, idx[0]) for d in np.moveaxis(data, data_axis, 0)])
+        np.testing.assert_allclose(jax.vmap(grad, in_axes=(data_axis, None))(data, idx[0]), loop, rtol=1e-6)
+        loop = np.stack([grad(data[0], i) for i in idx])
+        np.testing.assert_allclose(jax.vmap(grad, in_axes=(None, 0))(data[0], idx), loop, rtol=1e-6)
+
+
+@pytest.mark.parametrize("index_dtype", ["int64", "uint64"])
+def test_grads_under_x64(x64, index_dtype):
+    rng = np.random.default_rng(9)
+    indices = random_indices(rng, (3, 6), 4, index_dtype)
+    cotangent = rng.integers(-8, 9, (3, 6)).astype(np.float64)
+    grad = jax.grad(lambda d: jnp.sum(dmljax.gather_elements(d, indices, 1) * cotangent))(jnp.zeros((3, 4)))
+    np.testing.assert_array_equal(grad, reference.gather_elements_grad((3, 4), indices, cotangent, 1))
+    grad = jax.grad(lambda d: jnp.sum(dmljax.gather(d, indices[0], 1) * cotangent[:, :6]))(jnp.zeros((3, 4)))
+    np.testing.assert_array_equal(grad, reference.gather_grad((3, 4), indices[0], cotangent, 1))
 
 
 # ----- errors ---------------------------------------------------------------------------
