@@ -41,3 +41,18 @@ def test_python_m_dmljax_runs_as_a_program():
 def test_bad_size_is_a_clear_error():
     with pytest.raises(SystemExit):
         _cli.main(["--sizes", "12Q"])
+
+
+def test_plot_writes_a_png(tmp_path):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "throughput.png"
+    assert _cli.main(["--sizes", "4K,64K", "--rounds", "1", "--only", "slice1", "--plot", str(path)]) == 0
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_series_labels_drop_sizes_but_keep_direction():
+    from dmljax.bench._harness import Case
+
+    label = _cli._series_label(Case("gather", "gather axis=1 (64, 1024) bwd", 1, {"a": None}, "a"))
+    assert label == "gather: gather axis=1 bwd"
+    assert _cli._series_label(Case("random", "bits n=1024 (2^10)", 1, {"a": None}, "a")) == "random: bits"

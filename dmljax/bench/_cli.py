@@ -10,6 +10,7 @@ import importlib
 import json
 import os
 import platform
+import re
 import sys
 import time
 import traceback
@@ -162,6 +163,12 @@ def _result_json(r: Result) -> dict:
     }
 
 
+def _series_label(case) -> str:
+    """The case's operation without its size: shapes in parentheses and ``n=...`` removed."""
+    name = re.sub(r"\s*\([^)]*\)|\s*n=\d+", "", case.name)
+    return f"{case.group}: {' '.join(name.split())}"
+
+
 def _plot(results: list[Result], path: str) -> None:
     try:
         import matplotlib
@@ -171,16 +178,17 @@ def _plot(results: list[Result], path: str) -> None:
     except ImportError:
         print(f"--plot: matplotlib is not installed (pip install 'dmljax[plot]'); {path} not written")
         return
-    fig, ax = plt.subplots(figsize=(9, 5))
+    fig, ax = plt.subplots(figsize=(10, 5.5))
     series: dict[str, list[tuple[int, float]]] = {}
     for r in results:
-        label = f"{r.case.group}: {r.case.name.split(' (')[0]}"
-        series.setdefault(label, []).append((r.case.nbytes, r.gbps(next(iter(r.case.contenders)))))
-    for label, points in sorted(series.items()):
+        series.setdefault(_series_label(r.case), []).append((r.case.nbytes, r.gbps(next(iter(r.case.contenders)))))
+    colors = plt.get_cmap("tab20").colors
+    for k, (label, points) in enumerate(sorted(series.items())):
         points.sort()
-        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label)
+        style = "--" if label.endswith("bwd") else "-"
+        ax.plot([p[0] for p in points], [p[1] for p in points], style, marker="o", color=colors[k % 20], label=label)
     ax.set(xscale="log", xlabel="bytes moved", ylabel="GB/s (dmljax)", title="dmljax throughput against size")
-    ax.legend(fontsize=6, ncol=2)
+    ax.legend(fontsize=6, ncol=2, loc="upper left")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     print(f"\nplot written to {path}")
