@@ -14,20 +14,29 @@ a transpose does not). Every counter comes from `lax.broadcasted_iota`, so XLA's
 partitioner gives each device the blocks of its own slice with no communication.
 
 Cost of that layout: the planes are as large as the output, so peak memory is twice
-the output (XLA cannot interleave in place; writing chunks with dynamic-update-slice
-would cut it but ties each chunk to one region, which the partitioner then replicates).
-On XLA CPU it takes about half the time of JAX's ``philox4x32`` bits (PERF_NOTES).
+the output (XLA cannot interleave in place). On XLA CPU it takes about half the time of
+JAX's ``philox4x32`` bits (PERF_NOTES). Measured and rejected (jax 0.10.2, 2 cores): a
+phased layout that computes 1/K of the blocks at a time and writes them with a
+dynamic-update-slice along an unsharded phase axis reaches 1.16x the output at K = 8 and
+stays shard-local, but only inside a `lax.fori_loop`, whose fusions XLA CPU runs on one
+thread: 1.0-1.3x JAX's time. Unrolled in the entry computation the passes run in
+parallel, but XLA schedules every pass's planes first (about 3x) or, with a data
+dependency forcing the order, copies the result for the final reshape (2.1-2.3x).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
 import jax
+import jax.extend
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
+from jax.interpreters import ad, batching, mlir
+from jaxlib.mlir.dialects import stablehlo
 
 from dmljax._errors import fail
 
@@ -45,17 +54,46 @@ PHILOX_ROUNDS = 10
 Words = tuple[jax.Array, ...]
 
 
-def _mulhi(m: np.uint32, x: jax.Array) -> jax.Array:
-    """High 32 bits of ``m * x``: one widening uint64 multiply, as JAX's own mulhi fallback does.
+def _mulhi_abstract_eval(x: jax.core.ShapedArray, *, m: int) -> jax.core.ShapedArray:
+    del m
+    return x.update(weak_type=False)
 
-    Not `lax.mulhi`: its ``chlo.mulhi`` fails to compile once the SPMD partitioner has
-    annotated it with a sharding ("Unable to convert MHLO to StableHLO", jax 0.10.2).
-    Not a 16-bit split multiply: in the reduce loop below XLA CPU runs it 7x slower.
-    The uint64 values live only between these three ops, whatever the x64 setting.
+
+def _mulhi_lowering(ctx: mlir.LoweringRuleContext, x: mlir.ir.Value, *, m: int) -> list[mlir.ir.Value]:
+    """``convert(convert(x, u64) * m >> 32, u32)`` in StableHLO: the widening multiply, with no u64 JAX value."""
+    (aval,) = ctx.avals_in
+    u64 = mlir.ir.IntegerType.get_unsigned(64)
+    wide = mlir.ir.RankedTensorType.get(aval.shape, u64)
+
+    def splat(value: int) -> mlir.ir.Value:
+        return stablehlo.constant(mlir.ir.DenseElementsAttr.get_splat(wide, mlir.ir.IntegerAttr.get(u64, value)))
+
+    product = stablehlo.multiply(stablehlo.convert(wide, x), splat(m))
+    return [stablehlo.convert(x.type, stablehlo.shift_right_logical(product, splat(32)))]
+
+
+# The high half of ``m * x`` for a constant uint32 ``m``: a primitive of its own (see `_mulhi`).
+_mulhi_p = jax.extend.core.Primitive("dmljax_philox_mulhi")
+_mulhi_p.def_abstract_eval(_mulhi_abstract_eval)
+_mulhi_p.def_impl(lambda x, *, m: jax.jit(functools.partial(_mulhi_p.bind, m=m))(x))
+mlir.register_lowering(_mulhi_p, _mulhi_lowering)
+batching.defvectorized(_mulhi_p)
+ad.defjvp(_mulhi_p, None)
+
+
+def _mulhi(m: np.uint32, x: jax.Array) -> jax.Array:
+    """High 32 bits of ``m * x`` (uint32 ``x``): one widening uint64 multiply, emitted straight as StableHLO.
+
+    Not `lax.mulhi`: its ``chlo.mulhi`` fails to compile whenever the program is
+    partitioned over more than one device, even with a replicated output ("Unable to
+    convert MHLO to StableHLO", jax 0.10.2). Not a uint64 multiply traced under
+    ``jax.enable_x64``: that toggles global config inside a trace. Not a 16-bit split
+    multiply: in the reduce loop XLA CPU runs it 5-10x slower. The primitive lowers to
+    exactly the ops of JAX's own mulhi fallback (convert, multiply, shift, convert), which
+    XLA vectorises and the partitioner treats as elementwise; uint64 exists only inside
+    the lowering, whatever the x64 setting.
     """
-    with jax.enable_x64(True):
-        wide = lax.mul(x.astype(jnp.uint64), np.uint64(m))
-        return lax.shift_right_logical(wide, np.uint64(32)).astype(jnp.uint32)
+    return _mulhi_p.bind(x, m=int(m))
 
 
 def _rounds(x: Words, k0: jax.Array, k1: jax.Array) -> Words:

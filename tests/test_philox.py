@@ -1,12 +1,14 @@
 """philox4x32_10: Random123 known-answer vectors, vectorisation, the 128-bit counter add."""
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from dmljax import ValidationError, philox4x32_10
-from dmljax._philox import add_128
+from dmljax._philox import PHILOX_M4X32_0, PHILOX_M4X32_1, _mulhi, add_128
 from tests import reference
 
 # Random123 examples/kat_vectors, "philox4x32 10": counter, key, expected output.
@@ -75,3 +77,35 @@ def test_add_128_carries_and_wraps(start, offset):
 def test_errors_name_the_value(counter, key, error, match):
     with pytest.raises(error, match=match):
         philox4x32_10(counter, key)
+
+
+MULHI_INPUTS = np.array([0, 1, 2, 0xFFFF, 0x10000, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFE, 0xFFFFFFFF], np.uint32)
+
+
+@pytest.mark.parametrize("multiplier", [PHILOX_M4X32_0, PHILOX_M4X32_1])
+@pytest.mark.parametrize("x64", [False, True])
+def test_mulhi_is_the_high_word_under_jit_and_vmap_whatever_x64(multiplier, x64):
+    rng = np.random.default_rng(6)
+    x = np.concatenate([MULHI_INPUTS, rng.integers(0, 2**32, 55, dtype=np.uint32)])
+    want = ((x.astype(np.uint64) * np.uint64(multiplier)) >> np.uint64(32)).astype(np.uint32)
+    before = jax.config.jax_enable_x64
+    with jax.enable_x64(x64):
+        mulhi = functools.partial(_mulhi, multiplier)
+        results = [mulhi(x), jax.jit(mulhi)(x), jax.vmap(mulhi)(x.reshape(8, 8)).ravel()]
+        jaxpr = jax.make_jaxpr(mulhi)(x).jaxpr
+    assert jax.config.jax_enable_x64 == before
+    for got in results:
+        assert got.dtype == jnp.uint32
+        np.testing.assert_array_equal(got, want)
+    # No 64-bit value exists on the JAX side: the widening lives only in the lowering.
+    assert {v.aval.dtype for eqn in jaxpr.eqns for v in (*eqn.invars, *eqn.outvars)} == {np.dtype(np.uint32)}
+
+
+def test_philox_program_is_the_same_with_x64_on_and_off():
+    counter, key = np.zeros(4, np.uint32), np.zeros(2, np.uint32)
+    texts = []
+    for x64 in (False, True):
+        with jax.enable_x64(x64):
+            texts.append(jax.jit(philox4x32_10).lower(counter, key).as_text())
+    assert texts[0] == texts[1]
+    assert "chlo.mulhi" not in texts[0] and "ui64" in texts[0]
