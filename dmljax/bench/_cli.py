@@ -66,7 +66,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--json", metavar="PATH", help="write machine-readable results here")
     parser.add_argument("--plot", metavar="PATH", help="write a PNG of throughput against size (needs matplotlib)")
     parser.add_argument("--no-bench", action="store_true", help="run the checks only")
-    parser.add_argument("--rounds", type=int, help="timing rounds per case (default 7, quick 3)")
+    parser.add_argument("--rounds", type=int, help="timing rounds per case (default 9, quick 3)")
     parser.add_argument("--default-malloc", action="store_true", help="keep glibc's default allocator settings")
     return parser.parse_args(argv)
 
@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_bench:
         sizes = args.sizes or _parse_sizes(QUICK_SIZES if args.quick else DEFAULT_SIZES)
         only = set(args.only.split(",")) if args.only else None
-        rounds = args.rounds or (3 if args.quick else 7)
+        rounds = args.rounds or (3 if args.quick else 9)
         print(f"\nBenchmarking at sizes {', '.join(f'{s:,} B' for s in sizes)} ...")
         for k, size in enumerate(sizes, 1):
             cases = _cases_at(size, only)

@@ -3,13 +3,14 @@
 A `Case` holds one operation at one size and the contenders that compute it: dmljax
 first, then its baselines (hand-written ``jnp``/``lax``, NumPy, other PRNGs). `run_case`
 calls each contender once to compile (compile time reported apart), then times them in
-interleaved rounds so that the machine's noise hits all of them alike, and reports the
-median of each.
+interleaved rounds, in a new seeded random order each round, so that the machine's noise
+and the cache state one contender leaves behind hit all of them alike, and reports the median of each.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import random
 import statistics
 import time
 from collections.abc import Callable
@@ -67,7 +68,7 @@ class Result:
         return self.case.nbytes / self.median_s[contender] / 1e9
 
 
-def run_case(case: Case, *, rounds: int = 7, min_round_s: float = 0.02) -> Result:
+def run_case(case: Case, *, rounds: int = 9, min_round_s: float = 0.02) -> Result:
     """Time every contender of ``case`` side by side and return the medians.
 
     Each round calls each contender enough times to fill ``min_round_s`` (at least
@@ -85,8 +86,15 @@ def run_case(case: Case, *, rounds: int = 7, min_round_s: float = 0.02) -> Resul
         once = max(time.perf_counter() - start, 1e-7)
         inner[name] = max(1, min(1000, int(min_round_s / once)))
     samples: dict[str, list[float]] = {name: [] for name in case.contenders}
+    order = random.Random(0)
     for _ in range(rounds):
-        for name, fn in case.contenders.items():
+        # A fresh order each round: the contender that runs after another pays for the caches
+        # it left cold (a 16 MiB NumPy copy costs the next one up to 2x), so none may always
+        # follow the same one, as it would under a fixed order or a rotation of one.
+        names = list(case.contenders)
+        order.shuffle(names)
+        for name in names:
+            fn = case.contenders[name]
             start = time.perf_counter()
             for _ in range(inner[name]):
                 block(fn())
