@@ -151,6 +151,17 @@ def _print_table(results: list[Result]) -> None:
         )
 
 
+def _print_random_memory(results: list[Result]) -> None:
+    """Peak memory over output bytes (XLA's buffer assignment) of each generator, largest size run."""
+    sizes = [r.case.nbytes // 4 for r in results if r.case.group == "random"]
+    if not sizes:
+        return
+    from dmljax.bench.random import peak_memory
+
+    ratios = ", ".join(f"{name} {ratio:.2f}x" for name, ratio in peak_memory(max(sizes)).items())
+    print(f"\nPeak memory / output bytes for {max(sizes):,} Philox outputs (XLA buffer assignment): {ratios}")
+
+
 def _result_json(r: Result) -> dict:
     return {
         "group": r.case.group,
@@ -215,6 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         if sys.stderr.isatty():
             sys.stderr.write("\r" + " " * 80 + "\r")
         _print_table(results)
+        _print_random_memory(results)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"info": info, "checks": checks, "results": [_result_json(r) for r in results]}, f, indent=1)
