@@ -8,7 +8,7 @@ the one array function holding the semantics: a `lax.slice` of the copied elemen
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
@@ -19,7 +19,7 @@ from dmljax._feature_levels import FeatureLevel
 from dmljax._indices import MAX_DIMENSIONS, as_data, check_rank
 from dmljax._support import FL2_1_DATA_TYPES, FL4_1_DATA_TYPES, SupportRow
 
-__all__ = ["slice1", "SLICE1_SUPPORT"]
+__all__ = ["slice1", "SLICE1_SUPPORT", "check_window_rules"]
 
 
 # DML_SLICE1_OPERATOR_DESC "텐서 지원" (tensor support) tables, seed 001: introduced in 2.1
@@ -99,26 +99,58 @@ def _check_window(
     offsets = _int_tuple(offsets, "offsets", len(shape), context)
     sizes = _int_tuple(sizes, "sizes", len(shape), context)
     strides = _int_tuple(strides, "strides", len(shape), context)
+    if output_sizes is not None:
+        output_sizes = _int_tuple(output_sizes, "output_sizes", len(shape), context)
+
+    def error(param: str, rule: str, value: Any, extra: str) -> Exception:
+        return fail("slice1", param, rule, value, extra)
+
+    max_out = check_window_rules(shape, offsets, sizes, strides, output_sizes, error)
+    return offsets, sizes, strides, output_sizes if output_sizes is not None else max_out
+
+
+# The window's parameter names in `slice1`'s signature; the descriptor layer passes DirectML's.
+WINDOW_NAMES = {"offsets": "offsets", "sizes": "sizes", "strides": "strides", "output_sizes": "output_sizes"}
+
+
+def check_window_rules(
+    shape: tuple[int, ...],
+    offsets: tuple[int, ...],
+    sizes: tuple[int, ...],
+    strides: tuple[int, ...],
+    output_sizes: tuple[int, ...] | None,
+    error: Callable[[str, str, Any, str], Exception],
+    names: dict[str, str] = WINDOW_NAMES,
+    shape_name: str = "input shape",
+) -> tuple[int, ...]:
+    """DML_SLICE1's window rules (seed 001), one dimension at a time; the one place they live.
+
+    Each window is non-empty, inside the input and has a nonzero stride; each output size is
+    in ``[1, 1 + (sizes[i] - 1) // |strides[i]|]``. ``error(param, rule, value, context)``
+    builds the exception to raise, named with ``names`` (`slice1`'s or the descriptor's).
+
+    Returns:
+      The largest valid output sizes.
+    """
+    context = f"{shape_name} {shape}"
+    off, size_, stride_, out_ = (names[k] for k in ("offsets", "sizes", "strides", "output_sizes"))
     max_out = []
     for i, (dim, offset, size, stride) in enumerate(zip(shape, offsets, sizes, strides, strict=True)):
         if offset < 0:
-            raise fail("slice1", f"offsets[{i}]", "be >= 0", offset, context)
+            raise error(f"{off}[{i}]", "be >= 0", offset, context)
         if size < 1:
-            raise fail("slice1", f"sizes[{i}]", "be >= 1 (a non-empty window)", size, context)
+            raise error(f"{size_}[{i}]", "be >= 1 (a non-empty window)", size, context)
         if offset + size > dim:
-            rule = f"keep the window inside the input: offsets[{i}] + sizes[{i}] <= {dim}"
-            raise fail("slice1", f"sizes[{i}]", rule, size, f"offsets[{i}]={offset}, {context}")
+            rule = f"keep the window inside the input: {off}[{i}] + {size_}[{i}] <= {dim}"
+            raise error(f"{size_}[{i}]", rule, size, f"{off}[{i}]={offset}, {context}")
         if stride == 0:
-            raise fail("slice1", f"strides[{i}]", "be nonzero", stride, context)
+            raise error(f"{stride_}[{i}]", "be nonzero", stride, context)
         max_out.append(1 + (size - 1) // abs(stride))
-    if output_sizes is None:
-        return offsets, sizes, strides, tuple(max_out)
-    output_sizes = _int_tuple(output_sizes, "output_sizes", len(shape), context)
-    for i, (out, limit) in enumerate(zip(output_sizes, max_out, strict=True)):
+    for i, (out, limit) in enumerate(zip(output_sizes or (), max_out, strict=False)):
         if not 1 <= out <= limit:
-            rule = f"be in [1, {limit}] (1 + (sizes[{i}] - 1) // |strides[{i}]|)"
-            raise fail("slice1", f"output_sizes[{i}]", rule, out, context)
-    return offsets, sizes, strides, output_sizes
+            rule = f"be in [1, {limit}] (1 + ({size_}[{i}] - 1) // |{stride_}[{i}]|)"
+            raise error(f"{out_}[{i}]", rule, out, context)
+    return tuple(max_out)
 
 
 @functools.partial(jax.jit, static_argnames=("offsets", "sizes", "strides", "output_sizes"))

@@ -28,7 +28,7 @@ from dmljax._operator_descs import (
 )
 from dmljax._random import MAX_OUTPUT_ELEMENTS, RANDOM_GENERATOR_SUPPORT, STATE_WORDS, RandomGeneratorSupport
 from dmljax._scatter import SCATTER_SUPPORT
-from dmljax._slice import SLICE1_SUPPORT
+from dmljax._slice import SLICE1_SUPPORT, check_window_rules
 from dmljax._support import SupportRow
 from dmljax._tensor_desc import TensorDesc
 
@@ -240,29 +240,19 @@ def _validate_slice1(check: _Check, row: SupportRow, desc: Slice1OperatorDesc) -
     for member in ("input_window_offsets", "input_window_sizes", "input_window_strides"):
         if len(getattr(desc, member)) != count:
             raise check.error(member, f"have one entry per dimension ({count})", getattr(desc, member))
-    for i in range(count):
-        _check_window(check, desc, i)
+    window = (desc.input_window_offsets, desc.input_window_sizes, desc.input_window_strides)
+    shape, output_sizes = desc.input_tensor.sizes, desc.output_tensor.sizes
+    check_window_rules(shape, *window, output_sizes, check.error, _SLICE1_MEMBERS, "input_tensor.sizes")
     _check_output(check, "output_tensor", desc.output_tensor)
 
 
-def _check_window(check: _Check, desc: Slice1OperatorDesc, i: int) -> None:
-    """One dimension of a Slice1 window: inside the input, non-empty, nonzero stride, output size."""
-    offset, size, stride = desc.input_window_offsets[i], desc.input_window_sizes[i], desc.input_window_strides[i]
-    dim, out = desc.input_tensor.sizes[i], desc.output_tensor.sizes[i]
-    context = f"input_tensor.sizes {desc.input_tensor.sizes}"
-    if offset < 0:
-        raise check.error(f"input_window_offsets[{i}]", "be >= 0", offset, context)
-    if size < 1:
-        raise check.error(f"input_window_sizes[{i}]", "be >= 1 (a non-empty window)", size, context)
-    if offset + size > dim:
-        rule = f"keep the window inside the input: input_window_offsets[{i}] + input_window_sizes[{i}] <= {dim}"
-        raise check.error(f"input_window_sizes[{i}]", rule, size, f"input_window_offsets[{i}]={offset}, {context}")
-    if stride == 0:
-        raise check.error(f"input_window_strides[{i}]", "be nonzero", stride, context)
-    limit = 1 + (size - 1) // abs(stride)
-    if not 1 <= out <= limit:
-        rule = f"be in [1, {limit}] (1 + (input_window_sizes[{i}] - 1) // |input_window_strides[{i}]|)"
-        raise check.error(f"output_tensor.sizes[{i}]", rule, out, f"output_tensor.sizes {desc.output_tensor.sizes}")
+# Slice1OperatorDesc's members for the window rules of `dmljax._slice.check_window_rules`.
+_SLICE1_MEMBERS = {
+    "offsets": "input_window_offsets",
+    "sizes": "input_window_sizes",
+    "strides": "input_window_strides",
+    "output_sizes": "output_tensor.sizes",
+}
 
 
 def _validate_random_generator(check: _Check, row: RandomGeneratorSupport, desc: RandomGeneratorOperatorDesc) -> None:
