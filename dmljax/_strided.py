@@ -125,7 +125,7 @@ def _prefix(buffer: jax.Array, length: int) -> jax.Array:
     return jnp.pad(buffer, (0, length - have))
 
 
-def _offsets(desc: TensorDesc) -> jax.Array:
+def _offsets(op: str, desc: TensorDesc) -> jax.Array:
     """Offsets of all elements as an index array built from iotas (fused by XLA)."""
     last = desc.min_buffer_elements - 1
     if last < 2**32:
@@ -133,7 +133,7 @@ def _offsets(desc: TensorDesc) -> jax.Array:
     elif jax.config.jax_enable_x64:
         dtype = jnp.uint64
     else:
-        raise ValidationError(f"read_tensor: offsets up to {last} need jax_enable_x64 (sizes {desc.sizes}).")
+        raise ValidationError(f"{op}: offsets up to {last} need jax_enable_x64 (sizes {desc.sizes}).")
     offsets = jnp.zeros(desc.sizes, dtype)
     for dim, stride in enumerate(desc.strides):
         if stride and desc.sizes[dim] > 1:
@@ -158,7 +158,7 @@ def _read_view(buffer: jax.Array, plan: LayoutPlan) -> jax.Array:
 def _read_impl(buffer: jax.Array, desc: TensorDesc) -> jax.Array:
     plan = plan_layout(desc.sizes, desc.strides)
     if not plan.nested:
-        return buffer.at[_offsets(desc)].get(mode="promise_in_bounds", wrap_negative_indices=False)
+        return buffer.at[_offsets("read_tensor", desc)].get(mode="promise_in_bounds", wrap_negative_indices=False)
     if plan.physical_dims:
         x = _read_view(buffer, plan)
         if not plan.is_identity:
@@ -176,8 +176,8 @@ def _write_impl(buffer: jax.Array, value: jax.Array, desc: TensorDesc) -> jax.Ar
     if plan.nested and not plan.physical_dims:
         return lax.dynamic_update_slice(buffer, value.reshape(1), (0,))
     if not plan.nested or plan.view_shape is None:  # interleaved, or padded by uneven amounts
-        flat = value.reshape(-1)
-        return buffer.at[_offsets(desc).reshape(-1)].set(flat, unique_indices=True, mode="promise_in_bounds")
+        offsets = _offsets("write_tensor", desc).reshape(-1)
+        return buffer.at[offsets].set(value.reshape(-1), unique_indices=True, mode="promise_in_bounds")
     logical_order = tuple(sorted(plan.physical_dims))
     x = value.reshape(tuple(desc.sizes[d] for d in logical_order))
     if not plan.is_identity:
