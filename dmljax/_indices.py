@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -46,6 +47,7 @@ __all__ = [
     "check_concrete",
     "check_elements_shape",
     "check_rank",
+    "check_sizes_except_axis",
     "checkify_in_bounds",
     "lax_mode",
     "normalize",
@@ -218,9 +220,32 @@ def check_elements_shape(op: str, shape: tuple[int, ...], index_shape: tuple[int
     context = f"{param} shape {shape}, axis {axis}"
     if len(index_shape) != len(shape):
         raise fail(op, "indices.ndim", f"equal {param}.ndim ({len(shape)})", len(index_shape), context)
+
+    def error(name: str, rule: str, value: Any, extra: str) -> Exception:
+        return fail(op, name, rule, value, extra)
+
+    check_sizes_except_axis(shape, index_shape, axis, error, "indices.shape", f"{param}.shape", context)
+
+
+def check_sizes_except_axis(
+    shape: tuple[int, ...],
+    index_shape: tuple[int, ...],
+    axis: int,
+    error: Callable[[str, str, Any, str], Exception],
+    index_name: str,
+    shape_name: str,
+    context: str,
+    rule_suffix: str = "",
+) -> None:
+    """The sizes rule of DML_SCATTER and DML_GATHER_ELEMENTS, the one place it lives.
+
+    ``index_shape[d] == shape[d]`` for every ``d != axis``; ``error(param, rule, value,
+    context)`` builds the exception, named with ``index_name``/``shape_name`` (the array
+    API's or the descriptor's members), the rule ending in ``rule_suffix``.
+    """
     for d, (size, index_size) in enumerate(zip(shape, index_shape, strict=True)):
         if d != axis and size != index_size:
-            raise fail(op, f"indices.shape[{d}]", f"equal {param}.shape[{d}] ({size})", index_size, context)
+            raise error(f"{index_name}[{d}]", f"equal {shape_name}[{d}] ({size}){rule_suffix}", index_size, context)
 
 
 def check_concrete(op: str, values: np.ndarray, axis_size: int, axis: int) -> None:

@@ -18,6 +18,7 @@ from dmljax._dtypes import DataType
 from dmljax._errors import ValidationError, fail
 from dmljax._feature_levels import FeatureLevel
 from dmljax._gather import GATHER_ELEMENTS_SUPPORT, GATHER_SUPPORT
+from dmljax._indices import check_sizes_except_axis
 from dmljax._layout import has_aliasing
 from dmljax._operator_descs import (
     GatherElementsOperatorDesc,
@@ -158,10 +159,9 @@ def _check_axis(check: _Check, axis: int, count: int) -> None:
 
 def _check_sizes_except_axis(check: _Check, tensors: dict[str, TensorDesc], axis: int) -> None:
     sizes, input_sizes = tensors["indices_tensor"].sizes, tensors["input_tensor"].sizes
-    for d, (size, expected) in enumerate(zip(sizes, input_sizes, strict=True)):
-        if d != axis and size != expected:
-            rule = f"equal input_tensor.sizes[{d}] ({expected}) in every dimension but axis {axis}"
-            raise check.error(f"indices_tensor.sizes[{d}]", rule, size, f"input_tensor.sizes {input_sizes}")
+    names, context = ("indices_tensor.sizes", "input_tensor.sizes"), f"input_tensor.sizes {input_sizes}"
+    suffix = f" in every dimension but axis {axis}"
+    check_sizes_except_axis(input_sizes, sizes, axis, check.error, *names, context, suffix)
 
 
 def _check_indexing(check: _Check, row: SupportRow, desc: Any) -> dict[str, TensorDesc]:
