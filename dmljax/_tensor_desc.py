@@ -9,6 +9,7 @@ from typing import Any
 
 from dmljax._dtypes import DataType, as_data_type
 from dmljax._errors import fail
+from dmljax._layout import has_aliasing
 
 __all__ = ["TensorDesc", "calc_buffer_tensor_size", "packed_strides", "MAX_DIMENSIONS"]
 
@@ -215,6 +216,4 @@ class TensorDesc:
     @property
     def has_aliasing(self) -> bool:
         """Whether two logical elements share an offset (broadcast or overlapping strides)."""
-        from dmljax._layout import has_aliasing
-
         return has_aliasing(self.sizes, self.strides)
