@@ -31,7 +31,7 @@ __all__ = ["DEVICES", "CollectiveCase", "cases", "collectives", "main", "measure
 
 DEVICES = 8
 _KINDS = ("all-gather", "all-reduce", "all-to-all", "collective-permute", "reduce-scatter")
-_COLLECTIVE = re.compile(r"=\s*\S+\s+(" + "|".join(_KINDS) + r")(?:-start)?\(")
+_COLLECTIVE = re.compile(r"\s(" + "|".join(_KINDS) + r")(?:-start)?\(")  # the opcode; operands are %names
 _SHAPE = (16, 8, 32)  # (batch, time, features) float32
 
 
@@ -184,7 +184,12 @@ def measure(case: CollectiveCase, meshes: dict[str, Mesh]) -> dict:
     fwd = jax.jit(case.fun, in_shardings=shardings, out_shardings=out_sharding)
     fwd_text = fwd.lower(*args).compile().as_text()
     same = _equal(fwd(*args), jax.jit(case.fun)(*one))
-    spec = f"output {_spec(case.out_spec)}" if case.out_spec is not None else ", ".join(map(_spec, case.specs))
+    if case.out_spec is not None:
+        spec = f"output {_spec(case.out_spec)}"
+    elif len(case.specs) > 1 and len(set(case.specs)) == 1:
+        spec = f"all {_spec(case.specs[0])}"
+    else:
+        spec = ", ".join(map(_spec, case.specs))
     result = {"op": case.op, "mesh": case.mesh, "spec": spec, "axis_sharded": case.axis_sharded}
     result["fwd"] = collectives(fwd_text)
     result["bwd"] = None
