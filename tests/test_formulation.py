@@ -62,7 +62,7 @@ def test_flat_tangent_equals_the_gather_and_its_transpose(shape, axis, mode):
     ct = rng.standard_normal(shape, dtype=np.float32)
     (flat_ct,) = jax.linear_transpose(lambda d: flat(d, index), x)(ct)
     (plain_ct,) = jax.linear_transpose(lambda d: plain(d, index), x)(ct)
-    np.testing.assert_allclose(flat_ct, plain_ct, rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(flat_ct, plain_ct)  # the same additions in the same (index) order
 
 
 def test_flat_positions_keep_uint64_out_of_range_indices_out_of_range(x64):
@@ -149,3 +149,22 @@ def test_export_with_a_symbolic_batch_dimension(fun, shapes, examples):
     i = rng.permutation(np.arange(-3, 3, dtype=np.int32).repeat(-(-np.prod(examples[1]) // 6)))
     i = i[: np.prod(examples[1])].reshape(examples[1])
     np.testing.assert_array_equal(exported.call(x, i), jax.jit(fun)(x, i))
+
+
+@pytest.mark.parametrize("mode", MODES, ids=lambda m: m.name)
+@pytest.mark.parametrize("shape,axis,index_shape", [((5, 7), 1, (9,)), ((3, 4, 6), 2, (2, 5)), ((2, 3, 4, 2), 2, (6,))])
+def test_rows_tangent_and_its_transpose_equal_the_gathers_bits(shape, axis, index_shape, mode):
+    from dmljax._gather import _gather_lax
+
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(shape, dtype=np.float32)
+    index = normalize(jnp.asarray(_indices(rng, index_shape, 0, mode) % (2 * shape[axis])), shape[axis], mode)
+    if mode is IndexMode.PROMISE_IN_BOUNDS:
+        index = index % shape[axis]
+    rows = jax.tree_util.Partial(rows_tangent, axis=axis, mode=mode)
+    plain = jax.tree_util.Partial(_gather_lax, axis=axis, mode=mode)
+    np.testing.assert_array_equal(rows(x, index), plain(x, index))
+    ct = rng.standard_normal(plain(x, index).shape, dtype=np.float32)
+    (rows_ct,) = jax.linear_transpose(lambda d: rows(d, index), x)(ct)
+    (plain_ct,) = jax.linear_transpose(lambda d: plain(d, index), x)(ct)
+    np.testing.assert_array_equal(rows_ct, plain_ct)

@@ -144,3 +144,15 @@ def test_bit_identical_to_one_device_except_cross_shard_sums(collective_run):
 
 def test_readme_table_is_the_scripts_output(collective_run):
     assert collective_run[0] in (ROOT / "README.md").read_text()
+
+
+def test_data_parallel_training_step_has_only_the_gradient_all_reduce():
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    env.pop("XLA_FLAGS", None)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    command = [sys.executable, "-m", "dmljax.bench.training", "--rounds", "1"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = dict(line.split(": ", 1) for line in done.stdout.splitlines() if "collectives" in line)
+    # the replicated parameters' gradients are summed over the batch shards, in one combined all-reduce
+    assert lines["dmljax"] == "collectives {'all-reduce': 1}"
