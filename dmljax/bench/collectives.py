@@ -63,7 +63,13 @@ class CollectiveCase:
 
 
 def collectives(hlo_text: str) -> Counter:
-    """Count the collective instructions (async ``-start`` halves once) in compiled HLO text."""
+    """Count the collective instructions (async ``-start`` halves once) in compiled HLO text.
+
+    Examples:
+      >>> text = "%s = f32[8]{0} all-reduce(f32[8]{0} %p)\\n%t = (f32[8]{0}) all-gather-start(%s)"
+      >>> dict(collectives(text))
+      {'all-reduce': 1, 'all-gather': 1}
+    """
     return Counter(_COLLECTIVE.findall(hlo_text))
 
 
