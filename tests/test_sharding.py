@@ -87,6 +87,7 @@ NEEDED = {
     # masked local gather, then one all-reduce adding the one shard holding each row (exact)
     ("gather axis=0", "data", True): ({"all-reduce": 1}, {}),
     ("gather axis=1", "data x model", True): ({"all-reduce": 1}, {}),
+    ("gather axis=2", "data x model", True): ({"all-reduce": 1}, {}),
     # every shard may read any element along the axis: the data is all-gathered once; the
     # cotangent's partial scatter-adds are summed across shards (one all-reduce)
     ("gather_elements axis=0", "data", True): ({"all-gather": 1}, {"all-reduce": 1}),

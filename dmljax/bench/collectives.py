@@ -99,6 +99,7 @@ def cases() -> list[CollectiveCase]:
         (1, P("data", None, "model"), "data x model", steps, False, P("data", None, "model")),
         (0, batch, "data", rows, True, P()),
         (1, both, "data x model", steps, True, batch),
+        (2, P("data", None, "model"), "data x model", take, True, batch),
     ]:
         fun = _partial(dmljax.gather, axis)
         out.append(CollectiveCase(f"gather axis={axis}", mesh, fun, (x, idx), (spec, P()), (0,), sharded, None, ct))
