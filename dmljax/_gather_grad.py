@@ -12,7 +12,8 @@ way, so that reverse mode, which transposes the tangent, gets a faster scatter-a
 * `rows_tangent` (gather along an axis with little data after it): the axis is moved to the
   front (`jnp.moveaxis`: the other axes stay separate, so a sharded one stays sharded), whole
   rows are gathered, and the result is moved back; its transpose scatter-adds whole
-  contiguous rows along the leading axis between two transposes.
+  contiguous rows along the leading axis between two transposes. On XLA CPU only (other
+  platforms get JAX's transpose), on any number of devices: it adds no collective.
 * `flat_tangent` (gather_elements on one CPU device, see `dmljax._formulation`): one 1-D
   gather at flat positions; its transpose is one 1-D scatter-add with a one-column index.
   Elsewhere (GPU, several devices) the tangent is the gather itself: JAX's transpose, with
