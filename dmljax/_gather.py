@@ -19,7 +19,8 @@ from jax import lax
 from dmljax._dtypes import DataType
 from dmljax._errors import fail
 from dmljax._feature_levels import FeatureLevel
-from dmljax._gather_grad import flat_tangent, linear_in_data, rows_tangent, use_flat, use_rows
+from dmljax._formulation import cpu_or_plain, use_flat
+from dmljax._gather_grad import flat_tangent, linear_in_data, rows_tangent, use_rows
 from dmljax._indices import (
     MAX_DIMENSIONS,
     IndexMode,
@@ -164,7 +165,8 @@ def _gather_impl(data: jax.Array, indices: jax.Array, *, axis: int, mode: IndexM
     index = normalize(indices, size, mode)
     take = functools.partial(_gather_lax, axis=axis, mode=mode)
     if use_rows(data.shape, axis):
-        take = linear_in_data(take, functools.partial(rows_tangent, axis=axis, mode=mode))
+        rows = functools.partial(rows_tangent, axis=axis, mode=mode)
+        take = linear_in_data(take, functools.partial(cpu_or_plain, rows, take))
     return take(data, index)
 
 
@@ -192,7 +194,8 @@ def _gather_elements_impl(
     index = normalize(indices, size, mode)
     take = functools.partial(_gather_elements_lax, axis=axis, mode=mode)
     if use_flat(data.shape):
-        take = linear_in_data(take, functools.partial(flat_tangent, axis=axis, mode=mode))
+        flat = functools.partial(flat_tangent, axis=axis, mode=mode)
+        take = linear_in_data(take, functools.partial(cpu_or_plain, flat, take))
     return take(data, index)
 
 

@@ -10,10 +10,14 @@ forward pass is unchanged), the tangent is the same linear map in ``data`` writt
 way, so that reverse mode, which transposes the tangent, gets a faster scatter-add:
 
 * `rows_tangent` (gather along an axis with little data after it): the axis is moved to the
-  front, whole rows are gathered, and the result is moved back; its transpose scatter-adds
-  whole contiguous rows along the leading axis between two transposes.
-* `flat_tangent` (gather_elements): one 1-D gather at flat positions; its transpose is one
-  1-D scatter-add with a one-column index.
+  front (`jnp.moveaxis`: the other axes stay separate, so a sharded one stays sharded), whole
+  rows are gathered, and the result is moved back; its transpose scatter-adds whole
+  contiguous rows along the leading axis between two transposes. On XLA CPU only (other
+  platforms get JAX's transpose), on any number of devices: it adds no collective.
+* `flat_tangent` (gather_elements on one CPU device, see `dmljax._formulation`): one 1-D
+  gather at flat positions; its transpose is one 1-D scatter-add with a one-column index.
+  Elsewhere (GPU, several devices) the tangent is the gather itself: JAX's transpose, with
+  batching dimensions, which the partitioner keeps local.
 
 Both are exact (the same additions as JAX's scatter-add, in index order), linear, and made
 of standard primitives, so `jax.jvp`, `jax.vjp`, `jax.grad`, `jax.vmap` and higher orders
@@ -29,12 +33,12 @@ from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax import lax
 
+from dmljax._formulation import clamped, concrete, flat_positions
 from dmljax._indices import IndexMode
 
-__all__ = ["ROWS_MAX_INNER", "flat_tangent", "linear_in_data", "rows_tangent", "use_flat", "use_rows"]
+__all__ = ["ROWS_MAX_INNER", "flat_tangent", "linear_in_data", "rows_tangent", "use_rows"]
 
 # `rows_tangent` is used when fewer than this many elements follow the gathered axis: measured
 # on float32 (., 1024, inner) at 16 MiB, moving the axis to the front made the backward pass
@@ -62,19 +66,10 @@ def linear_in_data(primal: Callable, tangent: Callable) -> Callable:
     return fun
 
 
-def use_rows(shape: tuple[int, ...], axis: int) -> bool:
+def use_rows(shape: tuple, axis: int) -> bool:
     """Whether `rows_tangent` beats JAX's own transpose for a gather along ``axis``."""
-    return axis > 0 and math.prod(shape[axis + 1 :]) < ROWS_MAX_INNER
-
-
-def use_flat(shape: tuple[int, ...]) -> bool:
-    """Whether `flat_tangent` applies: rank >= 2 and flat positions (plus one) fit uint32."""
-    return len(shape) >= 2 and math.prod(shape) < 2**32
-
-
-def _clamped(index: jax.Array, size: int, mode: IndexMode) -> jax.Array:
-    """Normalised (unsigned) indices in ``[0, size)``; `FILL` keeps out-of-range ones (dropped)."""
-    return index if mode is IndexMode.FILL else jnp.minimum(index, np.asarray(size - 1, index.dtype))
+    inner = shape[axis + 1 :]
+    return axis > 0 and concrete(inner) and math.prod(inner) < ROWS_MAX_INNER
 
 
 def _take_leading(operand: jax.Array, index: jax.Array, mode: IndexMode) -> jax.Array:
@@ -89,26 +84,13 @@ def _take_leading(operand: jax.Array, index: jax.Array, mode: IndexMode) -> jax.
 
 def rows_tangent(data_dot: jax.Array, index: jax.Array, *, axis: int, mode: IndexMode) -> jax.Array:
     """ONNX Gather's tangent: move ``axis`` to the front, gather rows, move the result back."""
-    shape = data_dot.shape
-    outer, size, inner = math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1 :])
-    rows = _clamped(index.reshape(-1), size, mode)
-    if inner == 1:  # 2-D transposes: a trailing unit dimension made them ~3x slower
-        out = _take_leading(data_dot.reshape(outer, size).T, rows, mode).T
-    else:
-        lead = data_dot.reshape(outer, size, inner).transpose(1, 0, 2)
-        out = _take_leading(lead, rows, mode).transpose(1, 0, 2)
-    return out.reshape(shape[:axis] + index.shape + shape[axis + 1 :])
+    rows = clamped(index.reshape(-1), data_dot.shape[axis], mode)
+    out = _take_leading(jnp.moveaxis(data_dot, axis, 0), rows, mode)
+    out = out.reshape(index.shape + out.shape[1:])
+    return jnp.moveaxis(out, tuple(range(index.ndim)), tuple(range(axis, axis + index.ndim)))
 
 
 def flat_tangent(data_dot: jax.Array, index: jax.Array, *, axis: int, mode: IndexMode) -> jax.Array:
-    """GatherElements' tangent: one gather from the flattened ``data_dot`` at flat positions."""
-    shape = data_dot.shape
-    strides = [math.prod(shape[d + 1 :]) for d in range(len(shape))]
-    flat = _clamped(index, shape[axis], mode)
-    lin = flat.astype(jnp.uint32) * np.uint32(strides[axis])
-    for d, stride in enumerate(strides):
-        if d != axis:
-            lin = lin + lax.broadcasted_iota(jnp.uint32, index.shape, d) * np.uint32(stride)
-    if mode is IndexMode.FILL:  # keep out-of-range reads out of range (filled, then dropped)
-        lin = jnp.where(flat < shape[axis], lin, np.uint32(math.prod(shape)))
+    """GatherElements' tangent on one CPU device: one gather from the flattened ``data_dot``."""
+    lin = flat_positions(index, data_dot.shape, axis, mode)
     return _take_leading(data_dot.reshape(-1), lin.reshape(-1), mode).reshape(index.shape)

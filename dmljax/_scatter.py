@@ -2,7 +2,9 @@
 
 The public function validates the static facts, checks concrete indices, then calls
 `_scatter_impl`, the one array function holding the semantics: a single element-wise
-`lax.scatter` on indices normalised by `dmljax._indices.normalize`.
+`lax.scatter` on indices normalised by `dmljax._indices.normalize`. On XLA CPU with one
+device the scatter runs on the flattened input at flat positions (`dmljax._formulation`,
+1.5-1.7x faster there); elsewhere it keeps batching dimensions, which partition locally.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from jax import lax
 from dmljax._dtypes import DataType
 from dmljax._errors import fail
 from dmljax._feature_levels import FeatureLevel
+from dmljax._formulation import cpu_or_plain, flat_positions, use_flat
 from dmljax._indices import (
     MAX_DIMENSIONS,
     IndexMode,
@@ -127,6 +130,16 @@ def _scatter_impl(
     size = input.shape[axis]
     if checked:
         checkify_in_bounds("scatter", indices, size, axis)
+    index = normalize(indices, size, mode)
+    plain = functools.partial(_scatter_lax, axis=axis, mode=mode)
+    if use_flat(input.shape):
+        flat = functools.partial(_scatter_flat, axis=axis, mode=mode)
+        return cpu_or_plain(flat, plain, input, index, updates)
+    return plain(input, index, updates)
+
+
+def _scatter_lax(input: jax.Array, index: jax.Array, updates: jax.Array, *, axis: int, mode: IndexMode) -> jax.Array:
+    """The element-wise scatter (batching dims), on normalised indices: partitionable, used off CPU."""
     others = tuple(d for d in range(input.ndim) if d != axis)
     dnums = lax.ScatterDimensionNumbers(
         update_window_dims=(),
@@ -135,5 +148,14 @@ def _scatter_impl(
         operand_batching_dims=others,
         scatter_indices_batching_dims=others,
     )
-    index = normalize(indices, size, mode)[..., None]
-    return lax.scatter(input, index, updates, dnums, unique_indices=True, mode=lax_mode(mode))
+    return lax.scatter(input, index[..., None], updates, dnums, unique_indices=True, mode=lax_mode(mode))
+
+
+def _scatter_flat(input: jax.Array, index: jax.Array, updates: jax.Array, *, axis: int, mode: IndexMode) -> jax.Array:
+    """The same scatter on the flattened input at flat positions (XLA CPU on one device: faster)."""
+    lin = flat_positions(index, input.shape, axis, mode)
+    dnums = lax.ScatterDimensionNumbers((), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+    flat = lax.scatter(
+        input.reshape(-1), lin.reshape(-1, 1), updates.reshape(-1), dnums, unique_indices=True, mode=lax_mode(mode)
+    )
+    return flat.reshape(input.shape)

@@ -9,8 +9,9 @@ from jax.test_util import check_grads
 
 import dmljax
 from dmljax import DataType, FeatureLevel, ValidationError
+from dmljax._formulation import use_flat
 from dmljax._gather import GATHER_ELEMENTS_SUPPORT
-from dmljax._gather_grad import use_flat, use_rows
+from dmljax._gather_grad import use_rows
 from dmljax._support import support_at
 from tests import reference
 

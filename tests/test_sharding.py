@@ -1,4 +1,8 @@
-"""Sharded generation: 8 host devices in a subprocess, identical bits, no cross-device traffic."""
+"""Sharding on 8 host devices (subprocesses): identical results, only the collectives the data needs.
+
+Random generation is shard-local (no collective, no array larger than a shard); every operator,
+forward and backward, under 1-D and 2-D meshes and vmap: collectives counted in the compiled HLO.
+"""
 
 import json
 import os
@@ -74,3 +78,82 @@ def test_sharded_bits_equal_single_device_without_collectives(sharded_results, c
     assert result["collectives"] == []
     # Each device computes only its own blocks: no array in its program outgrows its shard.
     assert result["largest"] <= result["local"]
+
+
+# Collectives per operator and sharding (`python -m dmljax.bench.collectives`), 8 host devices.
+# Along its own sharded axis an operator needs exactly these (forward, backward) collectives,
+# keyed by (operator, mesh, operator's axis sharded); every other case needs none:
+NEEDED = {
+    # masked local gather, then one all-reduce adding the one shard holding each row (exact)
+    ("gather axis=0", "data", True): ({"all-reduce": 1}, {}),
+    ("gather axis=1", "data x model", True): ({"all-reduce": 1}, {}),
+    ("gather axis=2", "data x model", True): ({"all-reduce": 1}, {}),
+    # every shard may read any element along the axis: the data is all-gathered once; the
+    # cotangent's partial scatter-adds are summed across shards (one all-reduce)
+    ("gather_elements axis=0", "data", True): ({"all-gather": 1}, {"all-reduce": 1}),
+    ("gather_elements axis=2", "data x model", True): ({"all-gather": 1}, {"all-reduce": 1}),
+    # any update may land on any shard: indices and updates are all-gathered (forward), the
+    # cotangent and the indices (backward)
+    ("scatter axis=0", "data", True): ({"all-gather": 2}, {"all-gather": 2}),
+    ("scatter axis=2", "data x model", True): ({"all-gather": 2}, {"all-gather": 2}),
+    # reversing a sharded axis moves each shard to its mirror device
+    ("slice1 axis=0 reversed", "data", True): ({"collective-permute": 1}, {"collective-permute": 1}),
+    # a replicated embedding table's gradient sums over the batch shards
+    ("gather axis=0 (embedding)", "data", False): ({}, {"all-reduce": 1}),
+}
+
+
+@pytest.fixture(scope="module")
+def collective_run():
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    env.pop("XLA_FLAGS", None)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    command = [sys.executable, "-m", "dmljax.bench.collectives", "--json"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    *table, raw = done.stdout.strip().splitlines()
+    return "\n".join(table), json.loads(raw)
+
+
+def test_collectives_cover_every_operator_forward_and_backward(collective_run):
+    results = collective_run[1]
+    ops = {r["op"].split()[0].removeprefix("vmap(").removesuffix(")") for r in results}
+    assert ops == {"gather", "gather_elements", "scatter", "random_generator", "dropout", "slice1"}
+    assert all(r["bwd"] is not None for r in results if not r["op"].startswith("random"))
+    assert {r["mesh"] for r in results} == {"data", "data x model"}
+
+
+def test_no_collectives_along_an_unsharded_axis(collective_run):
+    for r in collective_run[1]:
+        if (r["op"], r["mesh"], r["axis_sharded"]) not in NEEDED:
+            assert not r["axis_sharded"], r
+            assert r["fwd"] == {} and r["bwd"] in ({}, None), r
+
+
+@pytest.mark.parametrize("key", sorted(NEEDED), ids=lambda k: f"{k[0]}-{k[1]}")
+def test_exactly_the_collectives_the_data_needs(collective_run, key):
+    (result,) = [r for r in collective_run[1] if (r["op"], r["mesh"], r["axis_sharded"]) == key]
+    assert (result["fwd"], result["bwd"]) == NEEDED[key]
+
+
+def test_bit_identical_to_one_device_except_cross_shard_sums(collective_run):
+    for r in collective_run[1]:
+        if not r["same"]:  # only a sum across shards (an all-reduce of partial gradients) may round differently
+            assert "all-reduce" in (r["bwd"] or {}), r
+    assert sum(r["same"] for r in collective_run[1]) >= len(collective_run[1]) - 3
+
+
+def test_readme_table_is_the_scripts_output(collective_run):
+    assert collective_run[0] in (ROOT / "README.md").read_text()
+
+
+def test_data_parallel_training_step_has_only_the_gradient_all_reduce():
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    env.pop("XLA_FLAGS", None)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    command = [sys.executable, "-m", "dmljax.bench.training", "--rounds", "1"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = dict(line.split(": ", 1) for line in done.stdout.splitlines() if "collectives" in line)
+    # the replicated parameters' gradients are summed over the batch shards, in one combined all-reduce
+    assert lines["dmljax"] == "collectives {'all-reduce': 1}"

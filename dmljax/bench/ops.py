@@ -6,7 +6,8 @@ Contenders, the first under test: ``dmljax``; ``jnp`` (the reference for ratios)
 idiomatic hand-written formulation of the same semantics (``take_along_axis``, and ``take``
 after wrapping negative indices, with ``mode="clip"``; ``put_along_axis`` with
 ``mode="drop"``; basic slicing + ``flip``);
-``numpy`` for forward passes. Backward cases time ``grad(sum(op(x) * cotangent))``.
+``numpy`` for forward passes; ``flat`` for scatter (a named baseline: issue #12's fastest
+formulation, one 1-D scatter at flat positions). Backward cases time ``grad(sum(op(x) * cotangent))``.
 """
 
 from __future__ import annotations
@@ -95,6 +96,7 @@ def _scatter_cases(rng: np.random.Generator, x: np.ndarray) -> list[Case]:
     ops = {
         "dmljax": lambda x, i, u: dmljax.scatter(x, i, u, 1),
         "jnp": lambda x, i, u: jnp.put_along_axis(x, i, u, 1, inplace=False, mode="drop"),
+        "flat": _flat_scatter_rows,
     }
 
     def numpy_fn(x: np.ndarray, i: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -104,6 +106,22 @@ def _scatter_cases(rng: np.random.Generator, x: np.ndarray) -> list[Case]:
 
     name = f"scatter axis=1 {x.shape}"
     return _fwd_bwd("scatter", name, 2 * x.nbytes + i.nbytes + u.nbytes, (x, i, u), ops, numpy_fn, (0, 2))
+
+
+def _flat_scatter_rows(x: jax.Array, i: jax.Array, u: jax.Array) -> jax.Array:
+    """Named baseline (issue #12's fastest formulation): one 1-D scatter at uint32 ``r * C + i``.
+
+    Negative indices wrapped; out of range mapped to ``R * C`` and dropped. Single device only
+    (the flat positions merge the axes: under sharding they all-gather).
+    """
+    rows, cols = x.shape
+    i = jnp.where(i < 0, i + cols, i).astype(jnp.uint32)
+    pos = i + jax.lax.broadcasted_iota(jnp.uint32, i.shape, 0) * np.uint32(cols)
+    pos = jnp.where(i < cols, pos, np.uint32(rows * cols))
+    dnums = jax.lax.ScatterDimensionNumbers((), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+    mode = jax.lax.GatherScatterMode.FILL_OR_DROP
+    out = jax.lax.scatter(x.reshape(-1), pos.reshape(-1, 1), u.reshape(-1), dnums, unique_indices=True, mode=mode)
+    return out.reshape(rows, cols)
 
 
 def _slice1_cases(x: np.ndarray) -> list[Case]:
