@@ -1,5 +1,8 @@
 """prng_impl: jax.random keys whose data is the Philox state, against the oracle and dmljax's own functions."""
 
+import pathlib
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -101,3 +104,13 @@ def test_flax_nnx_dropout_runs_on_the_philox_stream():
     again = nnx.Dropout(0.5, rngs=nnx.Rngs(dropout=key()))(jnp.ones(16))
     np.testing.assert_array_equal(y, again)
     assert dmljax.prng_impl is prng_impl
+
+
+def test_readme_flax_and_equinox_block_runs():
+    pytest.importorskip("equinox")
+    pytest.importorskip("flax.nnx")
+    readme = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+    text = readme.read_text()
+    section = text[text.index("## Randomness with JAX keys") :].split("\n## ", 1)[0]
+    (snippet,) = [b for b in re.findall(r"```python\n(.*?)```", section, flags=re.S) if "import equinox" in b]
+    exec(compile(snippet, str(readme), "exec"), {"__name__": "readme_random"})
