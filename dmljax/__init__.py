@@ -11,6 +11,9 @@ from dmljax._errors import ValidationError as ValidationError
 from dmljax._feature_levels import FeatureLevel as FeatureLevel
 from dmljax._gather import gather as gather
 from dmljax._gather import gather_elements as gather_elements
+from dmljax._keys import advance as advance
+from dmljax._keys import fold_in as fold_in
+from dmljax._keys import split as split
 from dmljax._operator_descs import GatherElementsOperatorDesc as GatherElementsOperatorDesc
 from dmljax._operator_descs import GatherOperatorDesc as GatherOperatorDesc
 from dmljax._operator_descs import RandomGeneratorOperatorDesc as RandomGeneratorOperatorDesc
@@ -19,6 +22,7 @@ from dmljax._operator_descs import ScatterElementsOperatorDesc as ScatterElement
 from dmljax._operator_descs import ScatterOperatorDesc as ScatterOperatorDesc
 from dmljax._operator_descs import Slice1OperatorDesc as Slice1OperatorDesc
 from dmljax._philox import philox4x32_10 as philox4x32_10
+from dmljax._prng_impl import prng_impl as prng_impl
 from dmljax._random import make_state as make_state
 from dmljax._random import random_generator as random_generator
 from dmljax._scatter import scatter as scatter
@@ -29,6 +33,7 @@ from dmljax._strided import write_tensor as write_tensor
 from dmljax._tensor_desc import TensorDesc as TensorDesc
 from dmljax._tensor_desc import calc_buffer_tensor_size as calc_buffer_tensor_size
 from dmljax._tensor_desc import packed_strides as packed_strides
+from dmljax._tf_seed import state_from_tf_seed as state_from_tf_seed
 
 __version__ = "0.1.0"
 
@@ -44,22 +49,27 @@ __all__ = [
     "Slice1OperatorDesc",
     "TensorDesc",
     "ValidationError",
+    "advance",
     "bernoulli",
     "calc_buffer_tensor_size",
     "compile_operator",
     "dropout",
+    "fold_in",
     "gather",
     "gather_elements",
     "make_state",
     "normal",
     "packed_strides",
     "philox4x32_10",
+    "prng_impl",
     "randint",
     "random_generator",
     "read_tensor",
     "scatter",
     "scatter_elements",
     "slice1",
+    "split",
+    "state_from_tf_seed",
     "uniform",
     "write_tensor",
 ]

@@ -16,6 +16,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from dmljax import _philox
 from dmljax._dtypes import DataType
@@ -57,50 +58,120 @@ RANDOM_GENERATOR_SUPPORT: dict[FeatureLevel, RandomGeneratorSupport] = {
 }
 
 
-def make_state(seed: int, counter: int = 0, *, ndim: int = 1) -> jax.Array:
+def make_state(seed: Any, counter: Any = 0, *, ndim: int = 1) -> jax.Array:
     """A Philox state from a 64-bit seed used as the key, and a 128-bit counter.
 
     The key is ``(k0, k1) = (seed & 0xFFFFFFFF, seed >> 32)``; TensorFlow's stateless
     Philox calls the same key ``uint64 k0 | k1 << 32``. Counter words go least
-    significant first.
+    significant first. The state is a plain function of its arguments, so ``make_state``
+    works under `jit` and `vmap` with a traced ``seed`` or ``counter``.
+
+    Values, seed and counter alike:
+
+    - Python or NumPy integers (and NumPy integer arrays of shape ``()``) are exact at
+      any width, whatever the x64 setting, and checked: ``seed`` in [0, 2^64),
+      ``counter`` in [0, 2^128).
+    - A JAX integer scalar (traced or not) is taken by its bits: a 32-bit one fills the
+      low word (``k1 = 0``), a 64-bit one (x64) the low two words; a negative value
+      stands for its two's complement in its own width (``int32 -1`` is ``0xFFFFFFFF``).
+    - The words themselves: ``seed`` as uint32[2] ``(k0, k1)``, ``counter`` as uint32[4].
 
     Args:
-      seed: Python int in [0, 2^64): the key.
-      counter: Python int in [0, 2^128): the first block's counter (usually 0).
+      seed: the key, as above.
+      counter: the first block's counter (usually 0), as above.
       ndim: dimensions of the state, 1 to 8: ``ndim=4`` gives DirectML 3.0's ``{1,1,1,6}``.
 
     Returns:
       uint32 array of shape ``(1,) * (ndim - 1) + (6,)``.
 
     Raises:
-      dmljax.ValidationError: ``seed``, ``counter`` or ``ndim`` out of range or not an int.
+      TypeError: an array ``seed`` or ``counter`` of a non-integer dtype, or word arrays not uint32.
+      dmljax.ValidationError: ``seed``, ``counter`` or ``ndim`` out of range, not an int or
+        of the wrong shape.
 
     Examples:
       >>> make_state(2**32 + 7, counter=5)
       Array([5, 0, 0, 0, 7, 1], dtype=uint32)
       >>> make_state(0, ndim=4).shape
       (1, 1, 1, 6)
+      >>> jax.jit(make_state)(jnp.uint32(9))  # a traced seed
+      Array([0, 0, 0, 0, 9, 0], dtype=uint32)
+      >>> jax.vmap(make_state)(jnp.arange(3, dtype=jnp.uint32))[:, 4]
+      Array([0, 1, 2], dtype=uint32)
     """
-    for name, value, bits in (("seed", seed, 64), ("counter", counter, 128)):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or not 0 <= value < 2**bits:
-            raise fail("make_state", name, f"be an int in [0, 2**{bits})", value)
     if isinstance(ndim, bool) or not isinstance(ndim, int) or not 1 <= ndim <= MAX_DIMENSIONS:
         raise fail("make_state", "ndim", f"be an int in [1, {MAX_DIMENSIONS}]", ndim)
-    words = [(int(counter) >> (32 * i)) & 0xFFFFFFFF for i in range(4)]
-    words += [int(seed) & 0xFFFFFFFF, int(seed) >> 32]
-    return jnp.asarray(np.array(words, np.uint32).reshape((1,) * (ndim - 1) + (STATE_WORDS,)))
+    counter_words = to_words("make_state", "counter", counter, 4)
+    key_words = to_words("make_state", "seed", seed, 2)
+    shape = (1,) * (ndim - 1) + (STATE_WORDS,)
+    if isinstance(counter_words, np.ndarray) and isinstance(key_words, np.ndarray):
+        return jnp.asarray(np.concatenate([counter_words, key_words]).reshape(shape))
+    return jnp.concatenate([jnp.asarray(counter_words), jnp.asarray(key_words)]).reshape(shape)
+
+
+def _host_int(value: Any) -> int | None:
+    """``value`` as a Python int when it is a host integer (Python, NumPy scalar or 0-d array), else None."""
+    if isinstance(value, bool | np.bool_):
+        return None
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, np.ndarray) and value.shape == () and np.issubdtype(value.dtype, np.integer):
+        return int(value)
+    return None
+
+
+def to_words(op: str, name: str, value: Any, n_words: int) -> np.ndarray | jax.Array:
+    """An unsigned integer of ``32 * n_words`` bits as uint32 words, least significant first.
+
+    Host integers (Python, NumPy) are exact and range-checked and give a NumPy array;
+    a JAX integer scalar gives its two's-complement bits (zero-extended past its width);
+    a uint32[n_words] array is the words themselves. See `make_state`.
+    """
+    bits = 32 * n_words
+    rule = f"be an int in [0, 2**{bits}), an integer scalar array or uint32[{n_words}]"
+    number = _host_int(value)
+    if number is not None:
+        if not 0 <= number < 2**bits:
+            raise fail(op, name, rule, value)
+        return np.array([(number >> (32 * i)) & 0xFFFFFFFF for i in range(n_words)], np.uint32)
+    if not isinstance(value, np.ndarray | jax.Array):
+        raise fail(op, name, rule, value)
+    if value.shape == (n_words,):
+        if value.dtype != np.uint32:
+            raise TypeError(f"{op}: {name} words must be uint32; got {name}.dtype={value.dtype} ({rule}).")
+        return value.copy() if isinstance(value, np.ndarray) else value
+    if value.shape != ():
+        raise fail(op, f"{name}.shape", f"be () (an integer) or ({n_words},) (uint32 words)", value.shape)
+    if isinstance(value, np.ndarray) or not jnp.issubdtype(value.dtype, jnp.integer):
+        raise TypeError(f"{op}: {name} must have an integer dtype; got {name}.dtype={value.dtype} ({rule}).")
+    unsigned = lax.bitcast_convert_type(value, jnp.dtype(f"uint{8 * value.dtype.itemsize}"))
+    words = [unsigned.astype(jnp.uint32)]
+    if value.dtype.itemsize == 8:
+        words.append((unsigned >> np.uint64(32)).astype(jnp.uint32))
+    words += [jnp.zeros((), jnp.uint32)] * (n_words - len(words))
+    return jnp.stack(words[:n_words])
 
 
 def check_state(op: str, state: Any) -> jax.Array:
     """Validate a state (uint32, 6 words, leading 1s, at most 8 dims) and return it as an array."""
-    if not hasattr(state, "dtype") or not hasattr(state, "shape"):
+    dtype = getattr(state, "dtype", None)
+    if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+        raise TypeError(
+            f"{op}: state must be a uint32[6] Philox state, not a jax.random key; got state.dtype={dtype} "
+            f"(state shape {state.shape}; a dmljax.prng_impl key's state is jax.random.key_data(key), "
+            "else use make_state)."
+        )
+    if dtype is None or not hasattr(state, "shape"):
         raise TypeError(f"{op}: state must be a uint32 array of 6 words; got state={state!r} (see make_state).")
     if state.dtype != np.uint32:
         raise TypeError(f"{op}: state must be uint32; got state.dtype={state.dtype} (state shape {state.shape}).")
     shape = tuple(state.shape)
     if not 1 <= len(shape) <= MAX_DIMENSIONS or shape[-1] != STATE_WORDS or any(d != 1 for d in shape[:-1]):
         rule = f"have shape (6,) or (1, ..., 1, 6) with at most {MAX_DIMENSIONS} dimensions"
-        raise fail(op, "state.shape", rule, shape, "DirectML's state is {1,1,1,6}; vmap for a batch of states")
+        context = "DirectML's state is {1,1,1,6}; vmap for a batch of states"
+        if shape and shape[-1] in (2, 4):
+            context += "; a raw jax.random key is no state: use make_state, or key_data of a dmljax.prng_impl key"
+        raise fail(op, "state.shape", rule, shape, context)
     return jnp.asarray(state)
 
 
@@ -112,6 +183,8 @@ def check_shape(op: str, shape: Any) -> tuple[int, ...]:
         dims = tuple(shape)
     except TypeError:
         raise fail(op, "shape", "be a tuple of ints", shape) from None
+    if any(isinstance(d, jax.core.Tracer) for d in dims):
+        raise fail(op, "shape", "be static (mark it static: jax.jit(..., static_argnums=...))", shape)
     if not all(isinstance(d, int | np.integer) and not isinstance(d, bool) for d in dims):
         raise fail(op, "shape", "be a tuple of ints", shape)
     dims = tuple(int(d) for d in dims)
@@ -130,11 +203,37 @@ def split_state(state: jax.Array) -> tuple[tuple[jax.Array, ...], tuple[jax.Arra
     return words[:4], words[4:]
 
 
-def advance(state: jax.Array, blocks: int) -> jax.Array:
-    """The state with its counter moved on by ``blocks`` (carrying, mod 2^128), key unchanged."""
+def advance(state: jax.Array, blocks: Any) -> jax.Array:
+    """The state with its counter moved on by ``blocks`` (carrying, mod 2^128), key unchanged.
+
+    Unchecked (the public, validating function is `dmljax.advance`): ``state`` is a state
+    array of any leading 1s, ``blocks`` a Python int in [0, 2^128) or a JAX unsigned
+    integer scalar (traced or not).
+    """
     counter, key = split_state(state.reshape(STATE_WORDS))
-    moved = _philox.add_128(counter, np.uint32(blocks))
-    return jnp.stack([*moved, *key]).reshape(state.shape)
+    if isinstance(blocks, int | np.integer):
+        offset = tuple(np.uint32((int(blocks) >> (32 * i)) & 0xFFFFFFFF) for i in range(4))
+    else:
+        offset = tuple(to_words("advance", "blocks", blocks, 4))
+    return jnp.stack([*add_words(counter, offset), *key]).reshape(state.shape)
+
+
+def add_words(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[jax.Array, ...]:
+    """The sum of two unsigned integers given as equally many uint32 words (least significant first), wrapped.
+
+    Examples:
+      >>> ones = (np.uint32(0xFFFFFFFF),) * 4
+      >>> [int(w) for w in add_words(ones, (np.uint32(2), np.uint32(0), np.uint32(1), np.uint32(0)))]
+      [1, 0, 1, 0]
+    """
+    carry = jnp.zeros((), jnp.uint32)
+    words = []
+    for x, y in zip(a, b, strict=True):
+        partial = jnp.asarray(x, jnp.uint32) + jnp.asarray(y, jnp.uint32)
+        total = partial + carry
+        carry = ((partial < jnp.asarray(y, jnp.uint32)) | (total < carry)).astype(jnp.uint32)
+        words.append(total)
+    return tuple(words)
 
 
 def random_generator(state: jax.typing.ArrayLike, shape: Sequence[int]) -> tuple[jax.Array, jax.Array]:

@@ -181,3 +181,47 @@ def random_generator(state, shape) -> tuple[np.ndarray, np.ndarray]:
     blocks = -(-out.size // 4)
     next_state = np.array([*counter_words(counter + blocks), *key], np.uint32)
     return out, next_state
+
+
+# --------------------------------------------------------------------------------------
+# Keys: advance, split, fold_in, TensorFlow seeds (dmljax/_keys.py, dmljax/_tf_seed.py)
+# --------------------------------------------------------------------------------------
+
+_DERIVE_KEY_TWEAK = (0x646D6C6A, 0x61786B79)  # ASCII "dmlj", "axky"
+_TF_SEED_KEY = (0x3EC8F720, 0x02461E29)  # TensorFlow's kSeedKey
+
+
+def advance(state, blocks: int) -> np.ndarray:
+    """The state whose 128-bit counter is counter + blocks (mod 2^128), key unchanged."""
+    state = np.asarray(state, np.uint32).reshape(-1)
+    return np.array([*counter_words(counter_value(state[:4]) + blocks), *state[4:]], np.uint32)
+
+
+def derive(state, data: int, tag: int) -> np.ndarray:
+    """One child: h = philox(counter, key ^ tweak); g = philox((data, tag, h2, h3), (h0, h1))."""
+    state = [int(w) for w in np.asarray(state, np.uint32).reshape(-1)]
+    h = philox4x32_10(state[:4], [state[4] ^ _DERIVE_KEY_TWEAK[0], state[5] ^ _DERIVE_KEY_TWEAK[1]])
+    g = philox4x32_10([data & _MASK32, tag, h[2], h[3]], h[:2])
+    return np.array([0, 0, g[2], g[3], g[0], g[1]], np.uint32)
+
+
+def split(state, num: int) -> np.ndarray:
+    return np.stack([derive(state, i, 1) for i in range(num)])
+
+
+def fold_in(state, data: int) -> np.ndarray:
+    return derive(state, data, 2)
+
+
+def state_from_tf_seed(seed) -> np.ndarray:
+    """TensorFlow's GenerateKey: sign-extended seeds as a counter, one block under kSeedKey."""
+    a, b = (int(v) % 2**64 for v in seed)
+    mix = philox4x32_10([a & _MASK32, a >> 32, b & _MASK32, b >> 32], _TF_SEED_KEY)
+    return np.array([0, 0, mix[2], mix[3], mix[0], mix[1]], np.uint32)
+
+
+def blocks_used(state, n_blocks: int) -> set[tuple[int, int]]:
+    """The (counter, key) Philox inputs of the first n_blocks blocks of a state's stream."""
+    state = np.asarray(state, np.uint32).reshape(-1)
+    counter, key = counter_value(state[:4]), counter_value(state[4:])
+    return {((counter + i) % 2**128, key) for i in range(n_blocks)}

@@ -25,7 +25,13 @@ from dmljax.bench._harness import Result, run_case
 __all__ = ["main", "parse_size"]
 
 # Benchmark modules, each with ``cases(sizes_bytes) -> list[Case]``.
-BENCH_MODULES = ["dmljax.bench.strided", "dmljax.bench.ops", "dmljax.bench.random", "dmljax.bench.descriptors"]
+BENCH_MODULES = [
+    "dmljax.bench.strided",
+    "dmljax.bench.ops",
+    "dmljax.bench.random",
+    "dmljax.bench.prng",
+    "dmljax.bench.descriptors",
+]
 DEFAULT_SIZES = "4K,1M,16M,256M"
 QUICK_SIZES = "4K,256K"
 # Steady-state allocator settings for timings (PERF_NOTES: glibc otherwise mmaps and

@@ -1,0 +1,52 @@
+"""Benchmark cases for `prng_impl`: ``jax.random.bits`` and ``uniform`` on dmljax keys against JAX's own impls.
+
+The same jitted ``jax.random`` call on a key of each implementation: dmljax's
+`prng_impl` (DirectML's Philox stream), JAX's default ``threefry2x32`` (the reference for
+ratios: what a JAX user switches from) and JAX's ``philox4x32``. Throughput counts the 4
+bytes written per uint32 or float32 output.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from dmljax._prng_impl import prng_impl
+from dmljax.bench._harness import Case
+
+__all__ = ["cases", "DEFAULT_SIZES"]
+
+# Output bytes: 2^22 and 2^24 four-byte elements (16 MiB and 64 MiB).
+DEFAULT_SIZES = tuple(4 * 2**k for k in (22, 24))
+REFERENCE = "jax threefry"
+_IMPLS = {"dmljax prng_impl": prng_impl, REFERENCE: "threefry2x32", "jax philox4x32": "philox4x32"}
+
+
+@functools.cache
+def _draw(what: str, n: int):
+    if what == "bits":
+        return jax.jit(lambda key: jax.random.bits(key, (n,), jnp.uint32))
+    return jax.jit(lambda key: jax.random.uniform(key, (n,), jnp.float32))
+
+
+def cases(sizes_bytes: Sequence[int] = DEFAULT_SIZES) -> list[Case]:
+    """Two `Case`s (bits, uniform) per output size in bytes (``bytes // 4`` elements).
+
+    Examples:
+      >>> [case.name for case in cases([4096])]
+      ['jax.random.bits n=1024 (2^10)', 'jax.random.uniform n=1024 (2^10)']
+      >>> list(cases([4096])[0].contenders)
+      ['dmljax prng_impl', 'jax threefry', 'jax philox4x32']
+    """
+    keys = {name: jax.random.key(0, impl=impl) for name, impl in _IMPLS.items()}
+    out = []
+    for n in (max(1, size // 4) for size in sizes_bytes):
+        size = f"n={n} (2^{int(np.log2(n))})" if n & (n - 1) == 0 else f"n={n}"
+        for what in ("bits", "uniform"):
+            contenders = {name: functools.partial(_draw(what, n), key) for name, key in keys.items()}
+            out.append(Case("prng", f"jax.random.{what} {size}", 4 * n, contenders, REFERENCE))
+    return out

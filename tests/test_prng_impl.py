@@ -1,0 +1,116 @@
+"""prng_impl: jax.random keys whose data is the Philox state, against the oracle and dmljax's own functions."""
+
+import pathlib
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import dmljax
+from dmljax import fold_in, make_state, prng_impl, random_generator, split
+from tests import reference
+
+STATE = make_state(0x5EED, counter=2**64 - 2)  # a carry into word 2 after two blocks
+
+
+def key(state=STATE):
+    return jax.random.wrap_key_data(state, impl=prng_impl)
+
+
+@pytest.mark.parametrize("seed", [0, 7, 2**31 - 1])
+def test_key_data_is_make_state(seed):
+    np.testing.assert_array_equal(jax.random.key_data(jax.random.key(seed, impl=prng_impl)), make_state(seed))
+    np.testing.assert_array_equal(jax.random.key_data(key(make_state(seed))), make_state(seed))
+
+
+def test_64_bit_seed_with_x64(x64):
+    seed = 0x0123456789ABCDEF
+    np.testing.assert_array_equal(jax.random.key_data(jax.random.key(seed, impl=prng_impl)), make_state(seed))
+
+
+@pytest.mark.parametrize("shape", [(8,), (3, 5), (), (1,), (2, 3, 4), (1,) * 9, (2, 2, 1, 1, 1, 1, 1, 1, 3)])
+def test_bits_uint32_are_random_generator(shape):
+    got = jax.random.bits(key(), shape, jnp.uint32)
+    n = int(np.prod(shape))
+    want = reference.random_generator(STATE, (n,))[0].reshape(shape)
+    np.testing.assert_array_equal(got, want)
+    if 1 <= len(shape) <= 8:
+        np.testing.assert_array_equal(got, random_generator(STATE, shape)[0])
+
+
+def test_bits_of_zero_size():
+    assert jax.random.bits(key(), (2, 0), jnp.uint32).shape == (2, 0)
+
+
+@pytest.mark.parametrize("dtype", [jnp.uint8, jnp.uint16])
+def test_narrow_bits_are_the_low_bits_of_one_word_each(dtype):
+    want = reference.random_generator(STATE, (13,))[0].astype(dtype)
+    np.testing.assert_array_equal(jax.random.bits(key(), (13,), dtype), want)
+
+
+def test_64_bit_values_take_two_words_low_first(x64):
+    words = reference.random_generator(STATE, (2 * 7,))[0].astype(np.uint64)
+    want = (words[0::2] | words[1::2] << np.uint64(32)).reshape(7)
+    np.testing.assert_array_equal(jax.random.bits(key(), (7,), jnp.uint64), want)
+
+
+def test_split_and_fold_in_are_dmljax_split_and_fold_in():
+    np.testing.assert_array_equal(jax.random.key_data(jax.random.split(key(), 4)), split(STATE, 4))
+    np.testing.assert_array_equal(jax.random.key_data(jax.random.split(key(), 4)), reference.split(STATE, 4))
+    grid = jax.random.key_data(jax.random.split(key(), (2, 3)))
+    np.testing.assert_array_equal(grid, np.asarray(split(STATE, 6)).reshape(2, 3, 6))
+    for data in (0, 3, 2**32 - 1):
+        np.testing.assert_array_equal(jax.random.key_data(jax.random.fold_in(key(), data)), fold_in(STATE, data))
+
+
+def test_jit_and_vmap_equal_eager():
+    states = jnp.stack([make_state(s, 2**32 - s) for s in range(4)])
+    keys = jax.random.wrap_key_data(states, impl=prng_impl)
+    batched = jax.jit(jax.vmap(lambda k: jax.random.bits(k, (6,), jnp.uint32)))(keys)
+    for state, row in zip(states, batched, strict=True):
+        np.testing.assert_array_equal(row, random_generator(state, (6,))[0])
+    folded = jax.jit(jax.vmap(jax.random.fold_in))(keys, jnp.arange(4, dtype=jnp.uint32))
+    want = np.stack([fold_in(s, i) for i, s in enumerate(states)])
+    np.testing.assert_array_equal(jax.random.key_data(folded), want)
+
+
+def test_jax_random_distributions_use_jax_conversions_of_the_bits():
+    words = random_generator(STATE, (5,))[0]
+    want = jax.lax.bitcast_convert_type(words >> 9 | np.uint32(0x3F800000), jnp.float32) - 1
+    np.testing.assert_array_equal(jax.jit(lambda k: jax.random.uniform(k, (5,)))(key()), want)
+    assert jax.random.normal(key(), (3, 2)).shape == (3, 2)
+    assert sorted(np.asarray(jax.random.permutation(key(), 10)).tolist()) == list(range(10))
+    draws = jax.vmap(lambda k: jax.random.categorical(k, jnp.log(jnp.array([0.1, 0.0, 0.9]))))(
+        jax.random.split(key(), 400)
+    )
+    assert set(np.asarray(draws).tolist()) <= {0, 2}
+
+
+def test_equinox_dropout_runs_on_the_philox_stream():
+    eqx = pytest.importorskip("equinox")
+    x = jnp.ones(16)
+    y = eqx.nn.Dropout(p=0.5)(x, key=key())
+    keep = jax.random.bernoulli(key(), 0.5, (16,))
+    np.testing.assert_array_equal(y, jnp.where(keep, 2.0, 0.0))
+
+
+def test_flax_nnx_dropout_runs_on_the_philox_stream():
+    nnx = pytest.importorskip("flax.nnx")
+    rngs = nnx.Rngs(dropout=key())
+    y = nnx.Dropout(0.5, rngs=rngs)(jnp.ones(16))
+    assert set(np.asarray(y).tolist()) <= {0.0, 2.0}
+    again = nnx.Dropout(0.5, rngs=nnx.Rngs(dropout=key()))(jnp.ones(16))
+    np.testing.assert_array_equal(y, again)
+    assert dmljax.prng_impl is prng_impl
+
+
+def test_readme_flax_and_equinox_block_runs():
+    pytest.importorskip("equinox")
+    pytest.importorskip("flax.nnx")
+    readme = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+    text = readme.read_text()
+    section = text[text.index("## Randomness with JAX keys") :].split("\n## ", 1)[0]
+    (snippet,) = [b for b in re.findall(r"```python\n(.*?)```", section, flags=re.S) if "import equinox" in b]
+    exec(compile(snippet, str(readme), "exec"), {"__name__": "readme_random"})
