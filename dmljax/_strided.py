@@ -16,8 +16,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from dmljax._errors import ValidationError, fail
-from dmljax._layout import LayoutPlan, has_aliasing, plan_layout
+from dmljax._errors import fail
+from dmljax._layout import LayoutPlan, OffsetsPlan, has_aliasing, plan_layout, plan_offsets
 from dmljax._tensor_desc import TensorDesc
 
 __all__ = ["read_tensor", "write_tensor"]
@@ -125,20 +125,92 @@ def _prefix(buffer: jax.Array, length: int) -> jax.Array:
     return jnp.pad(buffer, (0, length - have))
 
 
-def _offsets(op: str, desc: TensorDesc) -> jax.Array:
-    """Offsets of all elements as an index array built from iotas (fused by XLA)."""
-    last = desc.min_buffer_elements - 1
+def _core_offsets(op: str, desc: TensorDesc, plan: OffsetsPlan) -> jax.Array:
+    """Offsets of the core's elements within one row, built from iotas (fused by XLA).
+
+    uint32 covers every buffer DirectML allows (< 2**32 elements) without 64-bit types,
+    and the outer levels were split off first, so the offsets stay within a row.
+    """
+    last = plan.core_extent - 1
     if last < 2**32:
         dtype = jnp.uint32
     elif jax.config.jax_enable_x64:
         dtype = jnp.uint64
     else:
-        raise ValidationError(f"{op}: offsets up to {last} need jax_enable_x64 (sizes {desc.sizes}).")
-    offsets = jnp.zeros(desc.sizes, dtype)
-    for dim, stride in enumerate(desc.strides):
-        if stride and desc.sizes[dim] > 1:
-            offsets = offsets + lax.broadcasted_iota(dtype, desc.sizes, dim) * np.asarray(stride, dtype)
+        rule = "keep the offsets of its interleaved dimensions below 2**32, or jax_enable_x64 must be on"
+        raise fail(op, "desc.strides", rule, desc.strides, f"sizes {desc.sizes}, largest such offset {last}")
+    offsets = jnp.zeros(plan.core_sizes, dtype)
+    for dim, stride in enumerate(plan.core_strides):
+        offsets = offsets + lax.broadcasted_iota(dtype, plan.core_sizes, dim) * np.asarray(stride, dtype)
     return offsets
+
+
+def _fit_last(x: jax.Array, length: int) -> jax.Array:
+    """``x`` with its last axis cut or zero-padded to ``length``."""
+    have = x.shape[-1]
+    if have > length:
+        return lax.slice_in_dim(x, 0, length, axis=-1)
+    if have < length:
+        return jnp.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, length - have)])
+    return x
+
+
+def _gather_rows(x: jax.Array, offsets: jax.Array) -> jax.Array:
+    """``out[b..., c...] = x[b..., offsets[c...]]``: one gather, the leading axes passed through."""
+    batch = x.ndim - 1
+    dnums = lax.GatherDimensionNumbers(tuple(range(batch)), (batch,), (batch,))
+    slice_sizes = x.shape[:-1] + (1,)
+    return lax.gather(x, offsets[..., None], dnums, slice_sizes, mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
+
+
+def _scatter_rows(x: jax.Array, offsets: jax.Array, value: jax.Array) -> jax.Array:
+    """``x[b..., offsets[c...]] = value[b..., c...]``; the offsets are distinct."""
+    batch = x.ndim - 1
+    dnums = lax.ScatterDimensionNumbers(tuple(range(batch)), (batch,), (batch,))
+    mode = lax.GatherScatterMode.PROMISE_IN_BOUNDS
+    return lax.scatter(x, offsets[..., None], value, dnums, unique_indices=True, mode=mode)
+
+
+def _offsets_order(plan: OffsetsPlan) -> tuple[int, ...]:
+    return tuple(dim for dim, _, _ in plan.levels) + plan.core_dims
+
+
+def _read_offsets(buffer: jax.Array, desc: TensorDesc) -> jax.Array:
+    """Split the outer levels off as array axes, then gather the core within each row."""
+    plan = plan_offsets(desc.sizes, desc.strides)
+    x = buffer
+    for _, size, stride in plan.levels:
+        x = _fit_last(x, size * stride).reshape(x.shape[:-1] + (size, stride))
+    if plan.core_dims:
+        x = _gather_rows(x, _core_offsets("read_tensor", desc, plan))
+    else:
+        x = lax.index_in_dim(x, 0, axis=-1, keepdims=False)
+    order = _offsets_order(plan)
+    x = lax.transpose(x, tuple(np.argsort(order)))
+    return lax.broadcast_in_dim(x, desc.sizes, tuple(sorted(order)))
+
+
+def _write_levels(x: jax.Array, value: jax.Array, levels: tuple, offsets: jax.Array | None) -> jax.Array:
+    """Write ``value`` (level axes, then core axes) into the rows of ``x`` level by level."""
+    if not levels:
+        if offsets is None:
+            return lax.dynamic_update_slice_in_dim(x, value[..., None], 0, axis=-1)
+        return _scatter_rows(x, offsets, value)
+    (_, size, stride), have = levels[0], x.shape[-1]
+    view = _fit_last(x, size * stride).reshape(x.shape[:-1] + (size, stride))
+    flat = _write_levels(view, value, levels[1:], offsets).reshape(x.shape[:-1] + (size * stride,))
+    if size * stride < have:
+        return lax.dynamic_update_slice_in_dim(x, flat, 0, axis=-1)
+    return _fit_last(flat, have)
+
+
+def _write_offsets(buffer: jax.Array, value: jax.Array, desc: TensorDesc) -> jax.Array:
+    plan = plan_offsets(desc.sizes, desc.strides)
+    order = _offsets_order(plan)
+    x = value.reshape(tuple(desc.sizes[d] for d in sorted(order)))
+    x = lax.transpose(x, tuple(sorted(order).index(d) for d in order))
+    offsets = _core_offsets("write_tensor", desc, plan) if plan.core_dims else None
+    return _write_levels(buffer, x, plan.levels, offsets)
 
 
 def _read_view(buffer: jax.Array, plan: LayoutPlan) -> jax.Array:
@@ -158,7 +230,7 @@ def _read_view(buffer: jax.Array, plan: LayoutPlan) -> jax.Array:
 def _read_impl(buffer: jax.Array, desc: TensorDesc) -> jax.Array:
     plan = plan_layout(desc.sizes, desc.strides)
     if not plan.nested:
-        return buffer.at[_offsets("read_tensor", desc)].get(mode="promise_in_bounds", wrap_negative_indices=False)
+        return _read_offsets(buffer, desc)
     if plan.physical_dims:
         x = _read_view(buffer, plan)
         if not plan.is_identity:
@@ -176,8 +248,7 @@ def _write_impl(buffer: jax.Array, value: jax.Array, desc: TensorDesc) -> jax.Ar
     if plan.nested and not plan.physical_dims:
         return lax.dynamic_update_slice(buffer, value.reshape(1), (0,))
     if not plan.nested or plan.view_shape is None:  # interleaved, or padded by uneven amounts
-        offsets = _offsets("write_tensor", desc).reshape(-1)
-        return buffer.at[offsets].set(value.reshape(-1), unique_indices=True, mode="promise_in_bounds")
+        return _write_offsets(buffer, value, desc)
     logical_order = tuple(sorted(plan.physical_dims))
     x = value.reshape(tuple(desc.sizes[d] for d in logical_order))
     if not plan.is_identity:
