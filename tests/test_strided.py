@@ -416,3 +416,20 @@ def test_export_serialises_and_runs(strides):
         write = export.deserialize(exported.serialize())
         expected = reference.write_tensor(buffer, desc.sizes, desc.strides, value)
         np.testing.assert_array_equal(write.call(buffer, value), expected)
+
+
+def _concat_padded_write(buffer, value):
+    """The fastest padded-row write found (issue #12): value rows next to the buffer's pad columns."""
+    full = jnp.pad(buffer, (0, 8)).reshape(2, 16, 8, 40)
+    rows = jnp.concatenate([value, full[..., 32:]], axis=3)
+    return rows.reshape(-1)[: buffer.shape[0]]
+
+
+def test_padded_write_compiles_to_one_concatenate():
+    desc = TensorDesc("float32", (2, 16, 8, 32), strides=(16 * 8 * 40, 8 * 40, 40, 1))
+    buffer = jnp.zeros(desc.min_buffer_elements, jnp.float32)
+    value = jnp.ones(desc.sizes, jnp.float32)
+    ours = _opcodes(lambda b, v: write_tensor(b, desc, v), buffer, value)
+    assert ours == _opcodes(_concat_padded_write, buffer, value)
+    assert "dynamic-update-slice" not in ours
+    np.testing.assert_array_equal(write_tensor(buffer, desc, value), _concat_padded_write(buffer, value))
