@@ -3,8 +3,9 @@
 Each layout lowers to the cheapest XLA ops `dmljax._layout.plan_layout` finds:
 packed -> reshape; permuted packed (NHWC) -> reshape + transpose; zero strides ->
 broadcast; padded rows -> reshape + slice (a pad first when the buffer stops short of
-the last row's padding); anything else -> one gather (read) or scatter (write) of the
-element offsets.
+the last row's padding), written as concatenates of the value and the padding; anything
+else -> `dmljax._layout.plan_offsets`: nested outer dimensions split off as array axes
+(shard-local), then one gather (read) or scatter (write) of uint32 offsets within a row.
 """
 
 from __future__ import annotations
