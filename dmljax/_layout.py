@@ -123,8 +123,8 @@ class OffsetsPlan:
 
 
 @functools.lru_cache(maxsize=1024)
-def plan_offsets(sizes: tuple[int, ...], strides: tuple[int, ...]) -> OffsetsPlan:
-    """Peel nested outer dimensions off a layout; see `OffsetsPlan`.
+def plan_offsets(sizes: tuple[int, ...], strides: tuple[int, ...], split: bool = True) -> OffsetsPlan:
+    """Peel nested outer dimensions off a layout (all stay in the core if not ``split``); see `OffsetsPlan`.
 
     Examples:
       >>> plan_offsets((4, 3, 3), (100, 1, 1))  # a batch of overlapping windows
@@ -136,7 +136,7 @@ def plan_offsets(sizes: tuple[int, ...], strides: tuple[int, ...]) -> OffsetsPla
     live = sorted((d for d, n in enumerate(sizes) if n > 1 and strides[d] > 0), key=lambda d: -strides[d])
     broadcast = tuple(d for d, n in enumerate(sizes) if n > 1 and strides[d] == 0)
     levels = []
-    while live and strides[live[0]] >= sum((sizes[d] - 1) * strides[d] for d in live[1:]) + 1:
+    while split and live and strides[live[0]] >= sum((sizes[d] - 1) * strides[d] for d in live[1:]) + 1:
         levels.append((live[0], sizes[live[0]], strides[live[0]]))
         live = live[1:]
     core = tuple(sorted(live))

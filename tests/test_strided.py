@@ -361,8 +361,11 @@ def test_plan_offsets_splits_nested_outer_levels(sizes, strides, levels, core):
 )
 def test_split_layouts_read_and_write_match_oracle(sizes, strides):
     desc = TensorDesc("int32", sizes, strides=strides)
-    for extra in (0, 5):
-        buffer = -np.arange(desc.min_buffer_elements + extra, dtype=np.int32)
+    plan = plan_offsets(sizes, strides)
+    whole_rows = plan.levels[0][1] * plan.levels[0][2] if plan.levels else desc.min_buffer_elements
+    # Short of whole rows: one flat gather/scatter; whole rows (or more): split into levels.
+    for length in {desc.min_buffer_elements, desc.min_buffer_elements + 1, whole_rows, whole_rows + 3}:
+        buffer = -np.arange(length, dtype=np.int32)
         np.testing.assert_array_equal(read_tensor(buffer, desc), reference.read_tensor(buffer, sizes, strides))
         if not has_aliasing(sizes, strides):
             value = np.arange(desc.element_count, dtype=np.int32).reshape(sizes)
