@@ -436,3 +436,21 @@ def test_padded_write_compiles_to_one_concatenate():
     assert ours == _opcodes(_concat_padded_write, buffer, value)
     assert "dynamic-update-slice" not in ours
     np.testing.assert_array_equal(write_tensor(buffer, desc, value), _concat_padded_write(buffer, value))
+
+
+@pytest.mark.parametrize("length", [78, 80], ids=["short-of-whole-rows", "whole-rows"])
+def test_split_offsets_path_under_grad_and_vmap(length):
+    # A batch of 8 interleaved (3, 2) tensors in rows of 10 (logical dimension 1 is the batch).
+    desc = TensorDesc("float32", (3, 8, 2), strides=(2, 10, 3))
+    assert plan_offsets(desc.sizes, desc.strides).levels == ((1, 8, 10),) and not desc.has_aliasing
+    buffer = jnp.linspace(-1.0, 1.0, length)
+    value = jnp.linspace(2.0, 3.0, 48).reshape(3, 8, 2)
+    check_grads(lambda b: read_tensor(b, desc), (buffer,), order=2, modes=("fwd", "rev"))
+    check_grads(lambda b, v: write_tensor(b, desc, v), (buffer, value), order=2, modes=("fwd", "rev"))
+    buffers, values = jnp.stack([buffer, -buffer]), jnp.stack([value, -value])
+    looped = jnp.stack([write_tensor(b, desc, v) for b, v in zip(buffers, values, strict=True)])
+    np.testing.assert_array_equal(jax.vmap(lambda b, v: write_tensor(b, desc, v))(buffers, values), looped)
+    looped = jnp.stack([read_tensor(b, desc) for b in buffers])
+    np.testing.assert_array_equal(jax.vmap(lambda b: read_tensor(b, desc))(buffers), looped)
+    expected = reference.read_tensor(np.asarray(buffer), desc.sizes, desc.strides)
+    np.testing.assert_array_equal(read_tensor(buffer, desc), expected)
