@@ -143,11 +143,11 @@ def plan_offsets(sizes: tuple[int, ...], strides: tuple[int, ...], split: bool =
     return OffsetsPlan(tuple(levels), core, tuple(sizes[d] for d in core), tuple(strides[d] for d in core), broadcast)
 
 
-def element_offsets(sizes: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
-    """Buffer offset of every logical element, in row-major order (NumPy, int64)."""
-    offsets = np.zeros((), dtype=np.int64)
+def element_offsets(sizes: tuple[int, ...], strides: tuple[int, ...], dtype: type = np.int64) -> np.ndarray:
+    """Buffer offset of every logical element, in row-major order (NumPy, ``dtype`` wide enough)."""
+    offsets = np.zeros((), dtype=dtype)
     for size, stride in zip(sizes, strides, strict=True):
-        offsets = offsets[..., None] + np.arange(size, dtype=np.int64) * stride
+        offsets = offsets[..., None] + np.arange(size, dtype=dtype) * dtype(stride)
     return offsets.reshape(-1)
 
 
@@ -176,8 +176,8 @@ def has_aliasing(sizes: tuple[int, ...], strides: tuple[int, ...]) -> bool:
         return n1 > s2 and n2 > s1
     if math.prod(n for n, _ in dims) > _extent(dims):  # more elements than offsets
         return True
-    offsets = element_offsets(tuple(n for n, _ in dims), tuple(s for _, s in dims))
-    offsets = np.sort(offsets.astype(np.uint32) if _extent(dims) <= 2**32 else offsets)
+    dtype = np.uint32 if _extent(dims) <= 2**32 else np.uint64
+    offsets = np.sort(element_offsets(tuple(n for n, _ in dims), tuple(s for _, s in dims), dtype))
     return bool(np.any(offsets[1:] == offsets[:-1]))
 
 
