@@ -3,8 +3,9 @@
 Each layout lowers to the cheapest XLA ops `dmljax._layout.plan_layout` finds:
 packed -> reshape; permuted packed (NHWC) -> reshape + transpose; zero strides ->
 broadcast; padded rows -> reshape + slice (a pad first when the buffer stops short of
-the last row's padding); anything else -> one gather (read) or scatter (write) of the
-element offsets.
+the last row's padding), written as concatenates of the value and the padding; anything
+else -> `dmljax._layout.plan_offsets`: nested outer dimensions split off as array axes
+(shard-local), then one gather (read) or scatter (write) of uint32 offsets within a row.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from dmljax._errors import ValidationError, fail
-from dmljax._layout import LayoutPlan, has_aliasing, plan_layout
+from dmljax._errors import fail
+from dmljax._layout import LayoutPlan, OffsetsPlan, has_aliasing, plan_layout, plan_offsets
 from dmljax._tensor_desc import TensorDesc
 
 __all__ = ["read_tensor", "write_tensor"]
@@ -125,20 +126,117 @@ def _prefix(buffer: jax.Array, length: int) -> jax.Array:
     return jnp.pad(buffer, (0, length - have))
 
 
-def _offsets(op: str, desc: TensorDesc) -> jax.Array:
-    """Offsets of all elements as an index array built from iotas (fused by XLA)."""
-    last = desc.min_buffer_elements - 1
+def _core_offsets(op: str, desc: TensorDesc, plan: OffsetsPlan) -> jax.Array:
+    """Offsets of the core's elements within one row, built from iotas (fused by XLA).
+
+    uint32 covers every buffer DirectML allows (< 2**32 elements) without 64-bit types,
+    and the outer levels were split off first, so the offsets stay within a row.
+    """
+    last = plan.core_extent - 1
     if last < 2**32:
         dtype = jnp.uint32
     elif jax.config.jax_enable_x64:
         dtype = jnp.uint64
     else:
-        raise ValidationError(f"{op}: offsets up to {last} need jax_enable_x64 (sizes {desc.sizes}).")
-    offsets = jnp.zeros(desc.sizes, dtype)
-    for dim, stride in enumerate(desc.strides):
-        if stride and desc.sizes[dim] > 1:
-            offsets = offsets + lax.broadcasted_iota(dtype, desc.sizes, dim) * np.asarray(stride, dtype)
+        rule = "keep the offsets of its interleaved dimensions below 2**32, or jax_enable_x64 must be on"
+        raise fail(op, "desc.strides", rule, desc.strides, f"sizes {desc.sizes}, largest such offset {last}")
+    offsets = jnp.zeros(plan.core_sizes, dtype)
+    for dim, stride in enumerate(plan.core_strides):
+        offsets = offsets + lax.broadcasted_iota(dtype, plan.core_sizes, dim) * np.asarray(stride, dtype)
     return offsets
+
+
+def _fit_last(x: jax.Array, length: int) -> jax.Array:
+    """``x`` with its last axis cut or zero-padded to ``length``."""
+    have = x.shape[-1]
+    if have > length:
+        return lax.slice_in_dim(x, 0, length, axis=-1)
+    if have < length:
+        return jnp.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, length - have)])
+    return x
+
+
+def _row_indices(x: jax.Array, offsets: jax.Array) -> tuple[jax.Array, lax.GatherDimensionNumbers]:
+    """Flat offsets broadcast over the leading (batch) axes of ``x``, as gather/scatter indices.
+
+    The leading axes are batching dimensions (each row its own gather), which keeps a
+    batch-sharded buffer local and reads rows contiguously.
+    """
+    batch = x.ndim - 1
+    indices = lax.broadcast_in_dim(offsets.reshape(-1), x.shape[:-1] + (offsets.size, 1), (batch,))
+    return indices, tuple(range(batch))
+
+
+def _gather_rows(x: jax.Array, offsets: jax.Array) -> jax.Array:
+    """``out[b..., c...] = x[b..., offsets[c...]]``: one gather, the leading axes as batch."""
+    indices, batch = _row_indices(x, offsets)
+    dnums = lax.GatherDimensionNumbers((), (len(batch),), (len(batch),), batch, batch)
+    out = lax.gather(x, indices, dnums, (1,) * x.ndim, mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
+    return out.reshape(x.shape[:-1] + offsets.shape)
+
+
+def _scatter_rows(x: jax.Array, offsets: jax.Array, value: jax.Array) -> jax.Array:
+    """``x[b..., offsets[c...]] = value[b..., c...]``; the offsets are distinct."""
+    indices, batch = _row_indices(x, offsets)
+    dnums = lax.ScatterDimensionNumbers((), (len(batch),), (len(batch),), batch, batch)
+    updates = value.reshape(x.shape[:-1] + (offsets.size,))
+    mode = lax.GatherScatterMode.PROMISE_IN_BOUNDS
+    return lax.scatter(x, indices, updates, dnums, unique_indices=True, mode=mode)
+
+
+def _offsets_order(plan: OffsetsPlan) -> tuple[int, ...]:
+    return tuple(dim for dim, _, _ in plan.levels) + plan.core_dims
+
+
+def _plan_offsets(buffer: jax.Array, desc: TensorDesc) -> OffsetsPlan:
+    """`plan_offsets`, unsplit when the buffer stops short of the outermost level's last row.
+
+    Padding such a buffer to whole rows costs a copy (1.3x on a read); one flat gather
+    over offsets below 2**32 does not. A buffer of whole rows keeps the split (and stays
+    shard-local when sharded by rows).
+    """
+    plan = plan_offsets(desc.sizes, desc.strides)
+    if plan.levels and buffer.shape[0] < plan.levels[0][1] * plan.levels[0][2] and desc.min_buffer_elements <= 2**32:
+        return plan_offsets(desc.sizes, desc.strides, split=False)
+    return plan
+
+
+def _read_offsets(buffer: jax.Array, desc: TensorDesc) -> jax.Array:
+    """Split the outer levels off as array axes, then gather the core within each row."""
+    plan = _plan_offsets(buffer, desc)
+    x = buffer
+    for _, size, stride in plan.levels:
+        x = _fit_last(x, size * stride).reshape(x.shape[:-1] + (size, stride))
+    if plan.core_dims:
+        x = _gather_rows(x, _core_offsets("read_tensor", desc, plan))
+    else:
+        x = lax.index_in_dim(x, 0, axis=-1, keepdims=False)
+    order = _offsets_order(plan)
+    x = lax.transpose(x, tuple(np.argsort(order)))
+    return lax.broadcast_in_dim(x, desc.sizes, tuple(sorted(order)))
+
+
+def _write_levels(x: jax.Array, value: jax.Array, levels: tuple, offsets: jax.Array | None) -> jax.Array:
+    """Write ``value`` (level axes, then core axes) into the rows of ``x`` level by level."""
+    if not levels:
+        if offsets is None:
+            return lax.dynamic_update_slice_in_dim(x, value[..., None], 0, axis=-1)
+        return _scatter_rows(x, offsets, value)
+    (_, size, stride), have = levels[0], x.shape[-1]
+    view = _fit_last(x, size * stride).reshape(x.shape[:-1] + (size, stride))
+    flat = _write_levels(view, value, levels[1:], offsets).reshape(x.shape[:-1] + (size * stride,))
+    if size * stride < have:
+        return lax.dynamic_update_slice_in_dim(x, flat, 0, axis=-1)
+    return _fit_last(flat, have)
+
+
+def _write_offsets(buffer: jax.Array, value: jax.Array, desc: TensorDesc) -> jax.Array:
+    plan = _plan_offsets(buffer, desc)
+    order = _offsets_order(plan)
+    x = value.reshape(tuple(desc.sizes[d] for d in sorted(order)))
+    x = lax.transpose(x, tuple(sorted(order).index(d) for d in order))
+    offsets = _core_offsets("write_tensor", desc, plan) if plan.core_dims else None
+    return _write_levels(buffer, x, plan.levels, offsets)
 
 
 def _read_view(buffer: jax.Array, plan: LayoutPlan) -> jax.Array:
@@ -158,7 +256,7 @@ def _read_view(buffer: jax.Array, plan: LayoutPlan) -> jax.Array:
 def _read_impl(buffer: jax.Array, desc: TensorDesc) -> jax.Array:
     plan = plan_layout(desc.sizes, desc.strides)
     if not plan.nested:
-        return buffer.at[_offsets("read_tensor", desc)].get(mode="promise_in_bounds", wrap_negative_indices=False)
+        return _read_offsets(buffer, desc)
     if plan.physical_dims:
         x = _read_view(buffer, plan)
         if not plan.is_identity:
@@ -176,8 +274,7 @@ def _write_impl(buffer: jax.Array, value: jax.Array, desc: TensorDesc) -> jax.Ar
     if plan.nested and not plan.physical_dims:
         return lax.dynamic_update_slice(buffer, value.reshape(1), (0,))
     if not plan.nested or plan.view_shape is None:  # interleaved, or padded by uneven amounts
-        offsets = _offsets("write_tensor", desc).reshape(-1)
-        return buffer.at[offsets].set(value.reshape(-1), unique_indices=True, mode="promise_in_bounds")
+        return _write_offsets(buffer, value, desc)
     logical_order = tuple(sorted(plan.physical_dims))
     x = value.reshape(tuple(desc.sizes[d] for d in logical_order))
     if not plan.is_identity:
@@ -186,11 +283,25 @@ def _write_impl(buffer: jax.Array, value: jax.Array, desc: TensorDesc) -> jax.Ar
     length = buffer.shape[0]
     if plan.is_contiguous and plan.extent == length:
         return x.reshape(-1)
-    if plan.is_contiguous:
-        flat = x.reshape(-1)
-    else:
-        view = _prefix(buffer, plan.extent).reshape(plan.view_shape)
-        flat = lax.dynamic_update_slice(view, x, (0,) * view.ndim).reshape(-1)
+    if not plan.is_contiguous:
+        x = _with_padding(x, _prefix(buffer, plan.extent).reshape(plan.view_shape))
+    flat = x.reshape(-1)
     if plan.extent > length:
         return lax.slice(flat, (0,), (length,))
-    return lax.dynamic_update_slice(buffer, flat, (0,))
+    return lax.concatenate([flat, lax.slice(buffer, (plan.extent,), (length,))], 0)
+
+
+def _with_padding(x: jax.Array, view: jax.Array) -> jax.Array:
+    """``view`` with ``x`` in its leading corner, as concatenates of ``x`` and the view's padding.
+
+    Innermost axis first: ``x`` grows by the view's padding columns until it has the
+    view's shape. One concatenate per padded axis runs 1.4-1.5x faster on XLA CPU than a
+    dynamic_update_slice of ``x`` into the view (which copies the view, then ``x``).
+    """
+    for axis in reversed(range(x.ndim)):
+        have, want = x.shape[axis], view.shape[axis]
+        if have < want:
+            start = (0,) * axis + (have,) + (0,) * (x.ndim - axis - 1)
+            limit = x.shape[:axis] + view.shape[axis:]
+            x = lax.concatenate([x, lax.slice(view, start, limit)], axis)
+    return x

@@ -90,11 +90,27 @@ def calc_buffer_tensor_size(dtype: Any, sizes: Sequence[int], strides: Sequence[
     data_type = as_data_type(dtype, op, "dtype")
     sizes = _check_sizes(sizes, op)
     if strides is None:
-        elements = math.prod(sizes)
-    else:
-        strides = _check_strides(strides, sizes, op)
-        elements = sum((size - 1) * stride for size, stride in zip(sizes, strides, strict=True)) + 1
-    return (elements * data_type.itemsize + 3) // 4 * 4
+        return _round_to_4(math.prod(sizes) * data_type.itemsize)
+    return _strided_bytes(data_type, sizes, _check_strides(strides, sizes, op))
+
+
+def _round_to_4(nbytes: int) -> int:
+    return (nbytes + 3) // 4 * 4
+
+
+def _strided_bytes(data_type: DataType, sizes: tuple[int, ...], strides: tuple[int, ...]) -> int:
+    """DMLCalcBufferTensorSize of sizes and strides already checked."""
+    elements = sum((size - 1) * stride for size, stride in zip(sizes, strides, strict=True)) + 1
+    return _round_to_4(elements * data_type.itemsize)
+
+
+def _packed_strides_checked(sizes: tuple[int, ...], op: str) -> tuple[int, ...]:
+    """Row-major strides, which DML_BUFFER_TENSOR_DESC stores as UINT like the sizes."""
+    strides = _row_major_strides(sizes)
+    if strides[0] > _UINT32_MAX:
+        rule = "have packed row-major strides that fit in UINT32 (at most 2**32 - 1 elements per step)"
+        raise fail(op, "sizes", rule, sizes, f"packed strides {strides}; pass strides explicitly")
+    return strides
 
 
 _LAYOUT_LETTERS = "NCDHW"
@@ -172,8 +188,8 @@ class TensorDesc:
         op = "TensorDesc"
         data_type = as_data_type(dtype, op, "dtype")
         sizes = _check_sizes(sizes, op)
-        strides = _row_major_strides(sizes) if strides is None else _check_strides(strides, sizes, op)
-        minimum = calc_buffer_tensor_size(data_type, sizes, strides)
+        strides = _packed_strides_checked(sizes, op) if strides is None else _check_strides(strides, sizes, op)
+        minimum = _strided_bytes(data_type, sizes, strides)
         if total_tensor_size_in_bytes is None:
             total = minimum
         else:

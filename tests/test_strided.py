@@ -1,13 +1,16 @@
 """read_tensor / write_tensor against seed 002's examples and the NumPy loop oracle."""
 
+import time
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax import export, lax
 from jax.test_util import check_grads
 
 from dmljax import TensorDesc, ValidationError, packed_strides, read_tensor, write_tensor
-from dmljax._layout import has_aliasing, plan_layout
+from dmljax._layout import has_aliasing, plan_layout, plan_offsets
 from tests import reference
 
 ABCDEF = np.array([ord(c) for c in "ABCDEF"], np.uint8)
@@ -271,3 +274,183 @@ def test_read_compiles_to_the_hand_written_ops(name, sizes, layout, hand_written
     desc = TensorDesc("float32", sizes, strides=strides)
     buffer = jnp.zeros(desc.min_buffer_elements, jnp.float32)
     assert _opcodes(lambda b: read_tensor(b, desc), buffer) == _opcodes(hand_written, buffer)
+
+
+# --- offsets past 2**31 (issue #11) ---------------------------------------------------------
+
+# Interleaved: no dimension's stride reaches past the other's extent, so both stay in the
+# offsets core; the largest offset is 3 * 2**30 + 1, inside [2**31, 2**32).
+_BIG_INTERLEAVED = TensorDesc("uint32", (3, 2), strides=(2**30, 2**30 + 1))
+# A batch of overlapping windows whose rows start near 2**31: one level, a small core.
+_BIG_BATCHED = TensorDesc("uint32", (2, 4, 3), strides=(2**31 - 1, 1, 1))
+
+
+def _expected_offsets(desc: TensorDesc) -> np.ndarray:
+    """What a read of an iota buffer returns: each element's offset (the oracle's `offset`)."""
+    out = np.zeros(desc.sizes, np.uint32)
+    for c in np.ndindex(*desc.sizes):
+        out[c] = reference.offset(c, desc.strides)
+    return out
+
+
+@pytest.mark.parametrize("desc", [_BIG_INTERLEAVED, _BIG_BATCHED], ids=["interleaved", "batched-windows"])
+def test_read_offsets_past_2_31_are_exact(desc):
+    # The buffer is an iota inside jit: XLA fuses it into the gather, no 16 GiB buffer exists.
+    length = 2**32 - 1
+    assert desc.min_buffer_elements > 2**31 and not jax.config.jax_enable_x64
+    read = jax.jit(lambda: read_tensor(lax.iota(jnp.uint32, length), desc))
+    np.testing.assert_array_equal(read(), _expected_offsets(desc))
+
+
+def test_write_offsets_past_2_31_are_exact():
+    # A uint8 buffer of 2**31 + 3 elements (2 GiB, made inside jit); only slices come back.
+    desc = TensorDesc("uint8", (3, 2), strides=(0x2AAAAAAB, 0x2AAAAAAC))
+    length = desc.min_buffer_elements
+    offsets = sorted(int(reference.offset(c, desc.strides)) for c in np.ndindex(*desc.sizes))
+    assert offsets[-1] >= 2**31 and not plan_offsets(desc.sizes, desc.strides).levels
+    value = np.arange(200, 206, dtype=np.uint8).reshape(3, 2)
+
+    positions = sorted({p for o in offsets for p in (o - 1, o, o + 1) if 0 <= p < length})
+
+    @jax.jit
+    def around_offsets(value):
+        out = write_tensor(lax.iota(jnp.uint8, length), desc, value)
+        return jnp.concatenate([lax.slice(out, (p,), (p + 1,)) for p in positions])
+
+    written = {int(reference.offset(c, desc.strides)): value[c] for c in np.ndindex(*desc.sizes)}
+    want = np.array([written.get(p, p % 256) for p in positions], np.uint8)
+    np.testing.assert_array_equal(around_offsets(value), want)
+
+
+def test_offsets_core_beyond_uint32_needs_x64_and_names_the_call():
+    desc = TensorDesc("float32", (3, 2), strides=(2**31, 2**31 + 1))
+    with pytest.raises(ValidationError, match=r"^write_tensor: desc.strides must keep the offsets .*largest"):
+        jax.eval_shape(lambda b, v: write_tensor(b, desc, v), *_shapes(desc))
+    with pytest.raises(ValidationError, match=r"^read_tensor: desc.strides must .*got desc.strides=\(2147483648, "):
+        jax.eval_shape(lambda b: read_tensor(b, desc), _shapes(desc)[0])
+
+
+def _shapes(desc: TensorDesc):
+    buffer = jax.ShapeDtypeStruct((desc.min_buffer_elements,), desc.dtype.dtype)
+    return buffer, jax.ShapeDtypeStruct(desc.sizes, desc.dtype.dtype)
+
+
+@pytest.mark.parametrize(
+    ("sizes", "strides", "levels", "core"),
+    [
+        ((4, 3, 3), (100, 1, 1), ((0, 4, 100),), (1, 2)),  # batch of overlapping windows
+        ((3, 4, 5), (1, 100, 1), ((1, 4, 100),), (0, 2)),  # the batch need not be dimension 0
+        ((2, 3, 4), (20, 6, 1), ((0, 2, 20), (1, 3, 6), (2, 4, 1)), ()),  # padded by uneven amounts
+        ((3, 2), (2, 3), (), (0, 1)),  # interleaved: nothing to split
+        ((5, 1, 3), (0, 7, 1), ((2, 3, 1),), ()),  # broadcast and size-1 dimensions are not levels
+    ],
+)
+def test_plan_offsets_splits_nested_outer_levels(sizes, strides, levels, core):
+    plan = plan_offsets(sizes, strides)
+    assert (plan.levels, plan.core_dims) == (levels, core)
+    # Every level's stride reaches past all offsets inside it.
+    for i, (_, _, stride) in enumerate(plan.levels):
+        core = list(zip(plan.core_sizes, plan.core_strides, strict=True))
+        inner = [(n, s) for _, n, s in plan.levels[i + 1 :]] + core
+        assert stride >= sum((n - 1) * s for n, s in inner) + 1
+
+
+@pytest.mark.parametrize(
+    ("sizes", "strides"),
+    [((4, 3, 3), (100, 1, 1)), ((3, 4, 5), (1, 100, 1)), ((2, 3, 4), (20, 6, 1)), ((2, 3, 2), (7, 2, 3))],
+)
+def test_split_layouts_read_and_write_match_oracle(sizes, strides):
+    desc = TensorDesc("int32", sizes, strides=strides)
+    plan = plan_offsets(sizes, strides)
+    whole_rows = plan.levels[0][1] * plan.levels[0][2] if plan.levels else desc.min_buffer_elements
+    # Short of whole rows: one flat gather/scatter; whole rows (or more): split into levels.
+    for length in {desc.min_buffer_elements, desc.min_buffer_elements + 1, whole_rows, whole_rows + 3}:
+        buffer = -np.arange(length, dtype=np.int32)
+        np.testing.assert_array_equal(read_tensor(buffer, desc), reference.read_tensor(buffer, sizes, strides))
+        if not has_aliasing(sizes, strides):
+            value = np.arange(desc.element_count, dtype=np.int32).reshape(sizes)
+            expected = reference.write_tensor(buffer, sizes, strides, value)
+            np.testing.assert_array_equal(write_tensor(buffer, desc, value), expected)
+
+
+# --- aliasing (issue #11) --------------------------------------------------------------------
+
+
+def test_has_aliasing_matches_brute_force():
+    rng = np.random.default_rng(11)
+    for _ in range(600):
+        rank = int(rng.integers(1, 5))
+        sizes = tuple(int(n) for n in rng.integers(1, 6, rank))
+        strides = tuple(int(s) for s in rng.integers(0, 14, rank))
+        offsets = [reference.offset(c, strides) for c in np.ndindex(*sizes)]
+        assert has_aliasing(sizes, strides) == (len(set(offsets)) != len(offsets)), (sizes, strides)
+
+
+@pytest.mark.parametrize(
+    ("sizes", "strides", "aliases"),
+    [
+        ((4096, 4096), (4097, 2), False),  # decided from the strides (two interleaved dimensions)
+        ((256, 256, 256), (65537, 257, 2), True),  # sorted once
+        ((2, 4096, 2048), (3, 8194, 4), False),
+    ],
+)
+def test_aliasing_of_16m_interleaved_elements_is_fast(sizes, strides, aliases):
+    # Generous bound for a shared machine: ~0.3 s measured; np.unique took 40-80 s.
+    start = time.perf_counter()
+    assert TensorDesc("float32", sizes, strides=strides).has_aliasing is aliases
+    assert time.perf_counter() - start < 5.0
+
+
+# --- jax.export (issue #13) ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("strides", [None, (1, 2), (5, 1), (1, 1), (0, 1)], ids=str)
+def test_export_serialises_and_runs(strides):
+    desc = TensorDesc("float32", (2, 3), strides=strides)
+    buffer = np.arange(desc.min_buffer_elements + 1, dtype=np.float32)
+    buffer_shape = jax.ShapeDtypeStruct(buffer.shape, jnp.float32)
+    read = export.deserialize(export.export(jax.jit(lambda b: read_tensor(b, desc)))(buffer_shape).serialize())
+    np.testing.assert_array_equal(read.call(buffer), reference.read_tensor(buffer, desc.sizes, desc.strides))
+    if not has_aliasing(desc.sizes, desc.strides):
+        value = -np.arange(6, dtype=np.float32).reshape(2, 3)
+        exported = export.export(jax.jit(lambda b, v: write_tensor(b, desc, v)))(
+            buffer_shape, jax.ShapeDtypeStruct(desc.sizes, jnp.float32)
+        )
+        write = export.deserialize(exported.serialize())
+        expected = reference.write_tensor(buffer, desc.sizes, desc.strides, value)
+        np.testing.assert_array_equal(write.call(buffer, value), expected)
+
+
+def _concat_padded_write(buffer, value):
+    """The fastest padded-row write found (issue #12): value rows next to the buffer's pad columns."""
+    full = jnp.pad(buffer, (0, 8)).reshape(2, 16, 8, 40)
+    rows = jnp.concatenate([value, full[..., 32:]], axis=3)
+    return rows.reshape(-1)[: buffer.shape[0]]
+
+
+def test_padded_write_compiles_to_one_concatenate():
+    desc = TensorDesc("float32", (2, 16, 8, 32), strides=(16 * 8 * 40, 8 * 40, 40, 1))
+    buffer = jnp.zeros(desc.min_buffer_elements, jnp.float32)
+    value = jnp.ones(desc.sizes, jnp.float32)
+    ours = _opcodes(lambda b, v: write_tensor(b, desc, v), buffer, value)
+    assert ours == _opcodes(_concat_padded_write, buffer, value)
+    assert "dynamic-update-slice" not in ours
+    np.testing.assert_array_equal(write_tensor(buffer, desc, value), _concat_padded_write(buffer, value))
+
+
+@pytest.mark.parametrize("length", [78, 80], ids=["short-of-whole-rows", "whole-rows"])
+def test_split_offsets_path_under_grad_and_vmap(length):
+    # A batch of 8 interleaved (3, 2) tensors in rows of 10 (logical dimension 1 is the batch).
+    desc = TensorDesc("float32", (3, 8, 2), strides=(2, 10, 3))
+    assert plan_offsets(desc.sizes, desc.strides).levels == ((1, 8, 10),) and not desc.has_aliasing
+    buffer = jnp.linspace(-1.0, 1.0, length)
+    value = jnp.linspace(2.0, 3.0, 48).reshape(3, 8, 2)
+    check_grads(lambda b: read_tensor(b, desc), (buffer,), order=2, modes=("fwd", "rev"))
+    check_grads(lambda b, v: write_tensor(b, desc, v), (buffer, value), order=2, modes=("fwd", "rev"))
+    buffers, values = jnp.stack([buffer, -buffer]), jnp.stack([value, -value])
+    looped = jnp.stack([write_tensor(b, desc, v) for b, v in zip(buffers, values, strict=True)])
+    np.testing.assert_array_equal(jax.vmap(lambda b, v: write_tensor(b, desc, v))(buffers, values), looped)
+    looped = jnp.stack([read_tensor(b, desc) for b in buffers])
+    np.testing.assert_array_equal(jax.vmap(lambda b: read_tensor(b, desc))(buffers), looped)
+    expected = reference.read_tensor(np.asarray(buffer), desc.sizes, desc.strides)
+    np.testing.assert_array_equal(read_tensor(buffer, desc), expected)
