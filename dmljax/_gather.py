@@ -20,6 +20,7 @@ from dmljax._dtypes import DataType
 from dmljax._errors import fail
 from dmljax._feature_levels import FeatureLevel
 from dmljax._gather_grad import flat_tangent, linear_in_data, rows_tangent, use_flat, use_rows
+from dmljax._index_checks import call_checked, checkify_in_bounds, prepare_indices
 from dmljax._indices import (
     MAX_DIMENSIONS,
     IndexMode,
@@ -27,11 +28,9 @@ from dmljax._indices import (
     as_indices,
     check_axis,
     check_axis_size,
-    check_concrete,
     check_elements_shape,
     check_rank,
-    checkify_in_bounds,
-    lax_mode,
+    gather_in_mode,
     normalize,
     resolve_mode,
 )
@@ -101,12 +100,12 @@ def gather(data: Any, indices: Any, axis: int = 0, *, mode: Any = None) -> jax.A
         raise fail("gather", "data.ndim", "be >= 1", data.ndim, f"data shape {data.shape}")
     axis = check_axis("gather", axis, data.ndim, f"data shape {data.shape}")
     policy = resolve_mode("gather", mode, IndexMode.CLIP)
-    indices, values = as_indices("gather", indices, need_values=policy.eager_check)
+    indices = as_indices("gather", indices)
     check_axis_size("gather", "data", data.shape, axis)
-    if values is not None:
-        check_concrete("gather", values, data.shape[axis], axis)
-    checked = policy.checkify and values is None
-    return _gather_impl(data, indices, axis=axis, mode=policy.mode, checked=checked)
+    size = data.shape[axis]
+    indices, due = prepare_indices("gather", indices, size, axis, policy)
+    checked = policy.checkify and isinstance(indices, jax.core.Tracer)
+    return call_checked("gather", _gather_impl, (data, indices), due, axis=axis, mode=policy.mode, checked=checked)
 
 
 def gather_elements(data: Any, indices: Any, axis: int = 0, *, mode: Any = None) -> jax.Array:
@@ -146,13 +145,14 @@ def gather_elements(data: Any, indices: Any, axis: int = 0, *, mode: Any = None)
     check_rank(op, "data", data.shape)
     axis = check_axis(op, axis, data.ndim, f"data shape {data.shape}")
     policy = resolve_mode(op, mode, IndexMode.CLIP)
-    indices, values = as_indices(op, indices, need_values=policy.eager_check)
+    indices = as_indices(op, indices)
     check_elements_shape(op, data.shape, indices.shape, axis, "data")
     check_axis_size(op, "data", data.shape, axis)
-    if values is not None:
-        check_concrete(op, values, data.shape[axis], axis)
-    checked = policy.checkify and values is None
-    return _gather_elements_impl(data, indices, axis=axis, mode=policy.mode, checked=checked)
+    size = data.shape[axis]
+    indices, due = prepare_indices(op, indices, size, axis, policy)
+    checked = policy.checkify and isinstance(indices, jax.core.Tracer)
+    impl = _gather_elements_impl
+    return call_checked(op, impl, (data, indices), due, axis=axis, mode=policy.mode, checked=checked)
 
 
 @functools.partial(jax.jit, static_argnames=("axis", "mode", "checked"))
@@ -177,8 +177,7 @@ def _gather_lax(data: jax.Array, index: jax.Array, *, axis: int, mode: IndexMode
         start_index_map=(axis,),
     )
     slice_sizes = data.shape[:axis] + (1,) + data.shape[axis + 1 :]
-    fill = 0 if mode is IndexMode.FILL else None
-    return lax.gather(data, index[..., None], dnums, slice_sizes, mode=lax_mode(mode), fill_value=fill)
+    return gather_in_mode(data, index[..., None], dnums, slice_sizes, mode)
 
 
 @functools.partial(jax.jit, static_argnames=("axis", "mode", "checked"))
@@ -206,5 +205,4 @@ def _gather_elements_lax(data: jax.Array, index: jax.Array, *, axis: int, mode: 
         operand_batching_dims=others,
         start_indices_batching_dims=others,
     )
-    fill = 0 if mode is IndexMode.FILL else None
-    return lax.gather(data, index[..., None], dnums, (1,) * data.ndim, mode=lax_mode(mode), fill_value=fill)
+    return gather_in_mode(data, index[..., None], dnums, (1,) * data.ndim, mode)

@@ -30,27 +30,28 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jax.experimental import checkify
 
 from dmljax._dtypes import DataType, as_data_type
 from dmljax._errors import fail
 
 __all__ = [
     "INDEX_TYPES",
+    "INT32_MAX",
     "MAX_DIMENSIONS",
+    "UINT32_MAX",
     "IndexMode",
     "IndexPolicy",
     "as_data",
     "as_indices",
     "check_axis",
     "check_axis_size",
-    "check_concrete",
+    "gather_in_mode",
     "check_elements_shape",
     "check_rank",
     "check_sizes_except_axis",
-    "checkify_in_bounds",
     "lax_mode",
     "normalize",
+    "position_dtype",
     "resolve_mode",
     "type_fail",
 ]
@@ -60,7 +61,10 @@ MAX_DIMENSIONS = 8
 # Index types of DML_SCATTER / DML_GATHER_ELEMENTS from feature level 3.0 (seed 000); ONNX
 # Gather allows the signed two (seed 004), dmljax accepts all four for every operator.
 INDEX_TYPES = (DataType.INT32, DataType.INT64, DataType.UINT32, DataType.UINT64)
-_UNSIGNED = {np.dtype("int32"): np.dtype("uint32"), np.dtype("int64"): np.dtype("uint64")}
+# The largest int32 value, and DirectML's largest tensor (DML_BUFFER_TENSOR_DESC: "The total
+# size of a buffer tensor may not exceed (2^32 - 1) elements"): the largest uint32.
+INT32_MAX = 2**31 - 1
+UINT32_MAX = 2**32 - 1
 
 
 class IndexMode(enum.Enum):
@@ -168,21 +172,22 @@ def as_data(op: str, param: str, value: Any) -> jax.Array:
     return jnp.asarray(value)
 
 
-def as_indices(op: str, indices: Any, *, need_values: bool) -> tuple[jax.Array, np.ndarray | None]:
-    """Check the index type; return the JAX indices and, if wanted and concrete, their values.
+def as_indices(op: str, indices: Any) -> jax.Array | np.ndarray:
+    """Check the index type; return JAX arrays (tracers too) as they are, host values as NumPy.
+
+    Host values stay on the host until their full-width values are checked and, with
+    ``jax_enable_x64`` off, narrowed exactly (`dmljax._index_checks.prepare_indices`).
 
     Raises:
       TypeError: the indices are not INT32, INT64, UINT32 or UINT64.
     """
-    traced = isinstance(indices, jax.core.Tracer)
-    host = None if traced or (isinstance(indices, jax.Array) and not need_values) else np.asarray(indices)
-    dtype = np.dtype(indices.dtype if host is None else host.dtype)
+    if not isinstance(indices, jax.Array):
+        indices = np.asarray(indices)
+    dtype = np.dtype(indices.dtype)
     if dtype.kind not in "iu" or as_data_type(dtype) not in INDEX_TYPES:
         names = ", ".join(t.name for t in INDEX_TYPES)
         raise type_fail(op, "indices.dtype", f"be one of {names}", dtype)
-    if not isinstance(indices, jax.Array):
-        indices = jnp.asarray(host)
-    return indices, (host if need_values else None)
+    return indices
 
 
 def check_axis(op: str, axis: Any, rank: int, context: str) -> int:
@@ -206,9 +211,14 @@ def check_rank(op: str, param: str, shape: tuple[int, ...]) -> None:
 
 
 def check_axis_size(op: str, param: str, shape: tuple[int, ...], axis: int) -> None:
-    """An indexed axis must not be empty (every DirectML size is >= 1)."""
-    if shape[axis] < 1:
-        raise fail(op, f"{param}.shape[{axis}]", "be >= 1 (the indexed axis)", shape[axis], f"{param} shape {shape}")
+    """An indexed axis must not be empty (every DirectML size is >= 1), nor, with
+    ``jax_enable_x64`` off, longer than DirectML's 2^32 - 1 elements (positions are uint32)."""
+    size = shape[axis]
+    if size < 1:
+        raise fail(op, f"{param}.shape[{axis}]", "be >= 1 (the indexed axis)", size, f"{param} shape {shape}")
+    if position_dtype(size).itemsize == 8 and jax.dtypes.canonicalize_dtype(np.uint64) != np.uint64:
+        rule = f"be at most {UINT32_MAX} (2^32 - 1) unless jax_enable_x64 is on (positions need uint64)"
+        raise fail(op, f"{param}.shape[{axis}]", rule, size, f"{param} shape {shape}")
 
 
 def check_elements_shape(op: str, shape: tuple[int, ...], index_shape: tuple[int, ...], axis: int, param: str) -> None:
@@ -248,51 +258,94 @@ def check_sizes_except_axis(
             raise error(f"{index_name}[{d}]", f"equal {shape_name}[{d}] ({size}){rule_suffix}", index_size, context)
 
 
-def check_concrete(op: str, values: np.ndarray, axis_size: int, axis: int) -> None:
-    """Raise `IndexError` for the first value outside the valid range of the axis.
+def position_dtype(axis_size: int) -> np.dtype:
+    """The unsigned type of normalised positions along an axis of ``axis_size`` elements.
+
+    uint32 up to DirectML's limit of 2^32 - 1 elements (symbolic sizes included), uint64
+    beyond (which needs ``jax_enable_x64``).
 
     Examples:
-      >>> check_concrete("gather", np.array([[0, 2], [-4, 1]]), 3, 0)
-      Traceback (most recent call last):
-      ...
-      IndexError: gather: index -4 is out of bounds for axis 0 with size 3 (indices[1, 0]; valid range [-3, 2]).
+      >>> position_dtype(2**32 - 1), position_dtype(2**32)
+      (dtype('uint32'), dtype('uint64'))
     """
-    low = -axis_size if values.dtype.kind == "i" else 0
-    bad = (values < low) | (values >= axis_size)
-    if not bad.any():
-        return
-    position = tuple(int(p) for p in np.argwhere(bad)[0])
-    where = ", ".join(str(p) for p in position)
-    raise IndexError(
-        f"{op}: index {values[position]} is out of bounds for axis {axis} with size {axis_size} "
-        f"(indices[{where}]; valid range [{low}, {axis_size - 1}])."
-    )
+    if _constant(axis_size) and axis_size > UINT32_MAX:
+        return np.dtype(np.uint64)
+    return np.dtype(np.uint32)
 
 
-def checkify_in_bounds(op: str, indices: jax.Array, axis_size: int, axis: int) -> None:
-    """Add a `checkify.check` that every (traced) index is in range; name the first bad one."""
-    low = -axis_size if jnp.issubdtype(indices.dtype, jnp.signedinteger) else 0
-    bad = ((indices < low) | (indices >= axis_size)).ravel()
-    first = jnp.argmax(bad)
-    checkify.check(
-        ~jnp.any(bad),
-        f"{op}: index {{value}} is out of bounds for axis {axis} with size {axis_size} "
-        f"(flat position {{position}} of indices shape {indices.shape}; valid range [{low}, {axis_size - 1}]).",
-        value=indices.ravel()[first],
-        position=first,
-    )
+def _constant(size: Any) -> bool:
+    """Whether a dimension size is a known integer (not a `jax.export` symbolic dimension)."""
+    return not jax.export.is_symbolic_dim(size)
+
+
+def _scalar(value: Any, dtype: np.dtype) -> Any:
+    """``value`` (an int or a symbolic dimension) as a scalar of ``dtype``."""
+    if _constant(value):
+        return np.asarray(value, dtype)
+    return jnp.asarray(value).astype(dtype)
 
 
 def normalize(indices: jax.Array, axis_size: int, mode: IndexMode) -> jax.Array:
-    """Wrap negative indices and convert to the unsigned type of the same width.
+    """Map indices to unsigned positions, exactly for every index type and axis length.
 
-    In-range indices map to ``[0, n)``. Out-of-range ones map to values ``>= n`` (as
-    unsigned), except under `IndexMode.CLIP`, where values below ``-n`` map to ``0``; XLA's
-    gather then clamps (`CLIP`) or masks (`FILL`) with a one-sided compare.
+    In-range indices (``[-n, n)`` signed, ``[0, n)`` unsigned) map to ``[0, n)``: negative
+    ones count from the end. Out-of-range ones map to values ``>= n``, except under
+    `IndexMode.CLIP`, where values below ``-n`` map to ``0``; XLA's gather then clamps
+    (`CLIP`) or masks (`FILL`) with a one-sided compare. The decision is taken on the
+    full-width value: arithmetic runs in the unsigned type of the index's width (two's
+    complement, so ``index + n`` cannot overflow), and 64-bit values are saturated before
+    they are narrowed to `position_dtype` (uint32 up to 2^32 - 1 elements).
+
+    Examples:
+      >>> normalize(jnp.array([-1, 0, 3, -4], jnp.int32), 3, IndexMode.CLIP)
+      Array([2, 0, 3, 0], dtype=uint32)
+      >>> normalize(jnp.array([-1, 2**31 - 1], jnp.int32), 2**32 - 1, IndexMode.FILL)
+      Array([4294967294, 2147483647], dtype=uint32)
     """
-    if not jnp.issubdtype(indices.dtype, jnp.signedinteger):
-        return indices
-    wrapped = jnp.where(indices < 0, indices + axis_size, indices)
-    if mode is IndexMode.CLIP:
-        wrapped = jnp.maximum(wrapped, 0)
-    return lax.convert_element_type(wrapped, _UNSIGNED[np.dtype(indices.dtype)])
+    out = position_dtype(axis_size)
+    dtype = np.dtype(indices.dtype)
+    width = max(dtype.itemsize, out.itemsize)
+    unsigned = np.dtype(f"uint{8 * width}")
+    if dtype.kind == "u":
+        position = lax.convert_element_type(indices, unsigned)
+    else:
+        signed = lax.convert_element_type(indices, np.dtype(f"int{8 * width}"))
+        position = lax.convert_element_type(signed, unsigned)  # two's complement: -k -> 2^w - k
+        position = jnp.where(signed < 0, position + _scalar(axis_size, unsigned), position)
+        if mode is IndexMode.CLIP and _below_reachable(axis_size, signed.dtype):
+            low = -_scalar(axis_size, signed.dtype)
+            position = jnp.where(signed < low, np.zeros((), unsigned), position)
+    if unsigned.itemsize > out.itemsize:  # saturate, then narrow: out of range stays out of range
+        position = jnp.minimum(position, np.asarray(np.iinfo(out).max, unsigned))
+    return lax.convert_element_type(position, out)
+
+
+def _below_reachable(axis_size: Any, dtype: np.dtype) -> bool:
+    """Whether some value of signed ``dtype`` lies below ``-axis_size``."""
+    return not _constant(axis_size) or -axis_size > np.iinfo(dtype).min
+
+
+def gather_in_mode(
+    operand: jax.Array,
+    index: jax.Array,
+    dimension_numbers: lax.GatherDimensionNumbers,
+    slice_sizes: tuple[int, ...],
+    mode: IndexMode,
+) -> jax.Array:
+    """`lax.gather` of normalised one-column indices (``index[..., 0]``) in a resolved mode.
+
+    The same as ``lax.gather(..., mode=lax_mode(mode), fill_value=0)``, except on operands
+    with a dimension of 2^31 elements or more under `IndexMode.FILL`: JAX's fill mask is
+    computed in int32 there when ``jax_enable_x64`` is off (every read is filled), so the
+    mask is computed here, on the unsigned positions, around a clamped gather.
+    """
+    dims = dimension_numbers
+    if mode is not IndexMode.FILL or not any(_constant(d) and d > INT32_MAX for d in operand.shape):
+        fill = 0 if mode is IndexMode.FILL else None
+        return lax.gather(operand, index, dims, slice_sizes, mode=lax_mode(mode), fill_value=fill)
+    out = lax.gather(operand, index, dims, slice_sizes, mode=lax.GatherScatterMode.CLIP)
+    (axis,) = dims.start_index_map
+    keep = index[..., 0] < _scalar(operand.shape[axis], index.dtype)
+    batch = tuple(d for d in range(out.ndim) if d not in dims.offset_dims)
+    keep = lax.broadcast_in_dim(keep, out.shape, batch)
+    return lax.select(keep, out, lax.full_like(out, 0))

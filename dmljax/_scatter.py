@@ -16,6 +16,7 @@ from jax import lax
 from dmljax._dtypes import DataType
 from dmljax._errors import fail
 from dmljax._feature_levels import FeatureLevel
+from dmljax._index_checks import call_checked, checkify_in_bounds, prepare_indices
 from dmljax._indices import (
     MAX_DIMENSIONS,
     IndexMode,
@@ -23,10 +24,8 @@ from dmljax._indices import (
     as_indices,
     check_axis,
     check_axis_size,
-    check_concrete,
     check_elements_shape,
     check_rank,
-    checkify_in_bounds,
     lax_mode,
     normalize,
     resolve_mode,
@@ -102,7 +101,7 @@ def scatter(input: Any, indices: Any, updates: Any, axis: int = 0, *, mode: Any 
     check_rank(op, "input", input.shape)
     axis = check_axis(op, axis, input.ndim, f"input shape {input.shape}")
     policy = resolve_mode(op, mode, IndexMode.FILL)
-    indices, values = as_indices(op, indices, need_values=policy.eager_check)
+    indices = as_indices(op, indices)
     updates = as_data(op, "updates", updates)
     check_elements_shape(op, input.shape, indices.shape, axis, "input")
     check_axis_size(op, "input", input.shape, axis)
@@ -110,10 +109,11 @@ def scatter(input: Any, indices: Any, updates: Any, axis: int = 0, *, mode: Any 
         raise fail(op, "updates.shape", f"equal indices.shape {indices.shape}", updates.shape)
     if updates.dtype != input.dtype:
         raise type_fail(op, "updates.dtype", f"equal input.dtype ({input.dtype})", updates.dtype)
-    if values is not None:
-        check_concrete(op, values, input.shape[axis], axis)
-    checked = policy.checkify and values is None
-    return _scatter_impl(input, indices, updates, axis=axis, mode=policy.mode, checked=checked)
+    size = input.shape[axis]
+    indices, due = prepare_indices(op, indices, size, axis, policy)
+    checked = policy.checkify and isinstance(indices, jax.core.Tracer)
+    args = (input, indices, updates)
+    return call_checked(op, _scatter_impl, args, due, axis=axis, mode=policy.mode, checked=checked)
 
 
 scatter_elements = scatter
