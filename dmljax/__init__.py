@@ -11,6 +11,7 @@ from dmljax._errors import ValidationError as ValidationError
 from dmljax._feature_levels import FeatureLevel as FeatureLevel
 from dmljax._gather import gather as gather
 from dmljax._gather import gather_elements as gather_elements
+from dmljax._indices import IndexMode as IndexMode
 from dmljax._operator_descs import GatherElementsOperatorDesc as GatherElementsOperatorDesc
 from dmljax._operator_descs import GatherOperatorDesc as GatherOperatorDesc
 from dmljax._operator_descs import RandomGeneratorOperatorDesc as RandomGeneratorOperatorDesc
@@ -37,6 +38,7 @@ __all__ = [
     "FeatureLevel",
     "GatherElementsOperatorDesc",
     "GatherOperatorDesc",
+    "IndexMode",
     "RandomGeneratorOperatorDesc",
     "RandomGeneratorType",
     "ScatterElementsOperatorDesc",

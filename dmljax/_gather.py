@@ -1,4 +1,4 @@
-"""Gather (ONNX Gather 1/11/13, SPEC §5) and gather_elements (DML_GATHER_ELEMENTS).
+"""Gather (ONNX Gather 1/11/13) and gather_elements (DML_GATHER_ELEMENTS).
 
 Each public function validates the static facts (ranks, shapes, types, axis), checks
 concrete indices, then calls one jitted array function (`_gather_impl`,
@@ -68,14 +68,17 @@ def gather(data: Any, indices: Any, axis: int = 0, *, mode: Any = None) -> jax.A
     of rank ``q + r - 1`` for ``data`` of rank ``r >= 1`` and ``indices`` of rank ``q``
     (a scalar too). Negative indices count from the end of the axis. ONNX calls an index
     outside ``[-s, s)`` an error: concrete indices raise `IndexError`; traced ones read
-    clamped by default (see `dmljax._indices.IndexMode` for ``mode``).
+    clamped by default, as DML_GATHER's reads are. ``mode`` chooses (`dmljax.IndexMode`):
+    ``"clip"`` reads the nearest element, ``"fill"`` reads 0. Every index type is exact
+    at its full width (a 64-bit index is never truncated to 32 bits), on axes of up to
+    2^32 - 1 elements.
 
     Args:
       data: array of rank >= 1, any `DataType` (bool, bfloat16 and complex included).
       indices: integer array of any shape: int32, int64, uint32 or uint64.
       axis: the axis to gather along, in ``[-r, r)``.
-      mode: ``None`` (check concrete indices, else clip), ``"clip"``, ``"fill"``,
-        ``"promise_in_bounds"`` or ``"checked"``.
+      mode: ``None`` (check concrete indices, else clip), or a `dmljax.IndexMode` or its
+        string: ``"clip"``, ``"fill"``, ``"promise_in_bounds"`` or ``"checked"``.
 
     Returns:
       Array of ``data.shape[:axis] + indices.shape + data.shape[axis + 1:]``, ``data``'s type.
@@ -114,14 +117,15 @@ def gather_elements(data: Any, indices: Any, axis: int = 0, *, mode: Any = None)
     ``output[p] = data[p with p[axis] replaced by indices[p]]``, the inverse of `scatter`.
     ``indices`` has ``data``'s rank and sizes except along ``axis`` (DirectML's rule; ONNX
     also allows smaller sizes elsewhere, dmljax does not). Negative indices count from the
-    end of the axis. Out-of-range indices: as `gather` (clamped reads by default).
+    end of the axis. Out-of-range indices: as `gather` (concrete ones raise `IndexError`,
+    traced ones read clamped as DML_GATHER_ELEMENTS' reads are; see `dmljax.IndexMode`).
 
     Args:
       data: array of 1 to 8 dimensions, any `DataType`.
       indices: int32, int64, uint32 or uint64 array of ``data``'s rank; ``indices.shape[d]
         == data.shape[d]`` for every ``d != axis``.
       axis: the axis to gather along, in ``[-r, r)``.
-      mode: as for `gather`.
+      mode: as for `gather` (`dmljax.IndexMode`).
 
     Returns:
       Array of ``indices.shape`` and ``data``'s type.

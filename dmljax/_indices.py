@@ -2,9 +2,10 @@
 
 One place for every rule about an indices argument:
 
-* **Types.** INT32, INT64, UINT32, UINT64 (`INDEX_TYPES`). NumPy's and ONNX's default int64
-  arrays just work: with ``jax_enable_x64`` off, JAX canonicalises them to int32 (uint64 to
-  uint32) as usual; under ``jax.enable_x64(True)`` they are used as they are.
+* **Types.** INT32, INT64, UINT32, UINT64 (`INDEX_TYPES`), exact at every width and every
+  ``jax_enable_x64`` setting: NumPy's and ONNX's default int64 arrays just work, and with
+  x64 off a 64-bit host value outside the 32-bit range is decided on the host before
+  narrowing (`dmljax._index_checks.narrow_on_host`) instead of being truncated by JAX.
 * **Negative values** of a signed type count from the end of the axis (DirectML from
   feature level 3.0, ONNX Gather 11+): along an axis of size ``n`` the valid range is
   ``[-n, n)`` for signed types and ``[0, n)`` for unsigned ones.
@@ -13,10 +14,12 @@ One place for every rule about an indices argument:
   `jax.vmap`, ...) never crash and follow the operator's DirectML-faithful default:
   gathers read clamped (DML_GATHER: "all reads are safely clamped"), scatter drops the
   update. An explicit ``mode`` (`IndexMode`) chooses the behaviour everywhere, eager or not.
+* **Axis lengths** up to DirectML's 2^32 - 1 elements (beyond with x64 on).
 
 Indices are normalised once, cheaply (`normalize`): negative values are wrapped with one
-fused select and the result is converted to the unsigned type of the same width, so XLA's
-gather needs only a one-sided clamp (measured up to 1.9x faster than int32 on CPU).
+fused select in unsigned arithmetic of the index's width, and the result is uint32
+positions, so XLA's gather needs only a one-sided clamp (measured up to 1.9x faster than
+int32 on CPU) and no bound is ever computed in a type too small for it.
 """
 
 from __future__ import annotations
@@ -68,12 +71,20 @@ UINT32_MAX = 2**32 - 1
 
 
 class IndexMode(enum.Enum):
-    """What an operator does with an index outside ``[-n, n)`` (signed) or ``[0, n)``.
+    """What `gather`, `gather_elements` and `scatter` do with an out-of-range index.
 
-    Negative in-range values of signed types are wrapped (``-1`` is the last element) in
-    every mode. ``mode=None`` (the default of every operator) checks concrete indices
-    eagerly (`IndexError`) and otherwise behaves as the operator's default: `CLIP` for
-    gathers, `FILL` (drop) for scatter.
+    Along an axis of ``n`` elements the valid indices are ``[-n, n)`` for signed types
+    (int32, int64: negative values count from the end, ``-1`` is the last element, as in
+    DirectML from feature level 3.0 and ONNX Gather 11+) and ``[0, n)`` for unsigned ones
+    (uint32, uint64). Every mode decides on the index's full value: a 64-bit index is never
+    truncated to 32 bits first, and axes of up to 2^32 - 1 elements are exact.
+
+    The default of every operator, ``mode=None``, checks concrete (untraced) indices
+    eagerly and raises `IndexError` naming the first bad value and its position (ONNX
+    calls such an index an error). Traced indices cannot be checked; they get DirectML's
+    behaviour: `CLIP` for the gathers (DML_GATHER: "all reads are safely clamped") and
+    `FILL` (drop) for scatter. Pass a mode, as a member or its string, to choose one
+    behaviour everywhere, eager or traced.
 
     Attributes:
       CLIP: ``"clip"``. The index is clamped into the axis: below ``-n`` means ``0``, at or
@@ -91,6 +102,16 @@ class IndexMode(enum.Enum):
         `jax.experimental.checkify.checkify` (its error names the first bad value).
 
     Examples:
+      >>> import dmljax
+      >>> x = jnp.array([10.0, 20.0, 30.0])
+      >>> dmljax.gather(x, np.array([-1, 5]), mode="clip")  # -1: the last; 5: clamped
+      Array([30., 30.], dtype=float32)
+      >>> dmljax.gather(x, np.array([-1, 5]), mode=dmljax.IndexMode.FILL)
+      Array([30.,  0.], dtype=float32)
+      >>> dmljax.scatter(x, np.array([5]), jnp.array([1.0]), mode="drop")
+      Array([10., 20., 30.], dtype=float32)
+      >>> dmljax.gather(x, np.array([2**32 + 1]), mode="fill")  # not row 1: 64 bits decide
+      Array([0.], dtype=float32)
       >>> IndexMode.from_any("drop")
       IndexMode.FILL
     """

@@ -1,4 +1,4 @@
-"""Slice1 (DML_SLICE1_OPERATOR_DESC, SPEC §3, seed 001): strided windows, negative strides.
+"""Slice1 (DML_SLICE1_OPERATOR_DESC): strided windows, negative strides.
 
 The public function validates the window (Python ints, static), then calls `_slice1_impl`,
 the one array function holding the semantics: a `lax.slice` of the copied elements and a
@@ -16,7 +16,7 @@ from jax import lax
 
 from dmljax._errors import fail
 from dmljax._feature_levels import FeatureLevel
-from dmljax._indices import MAX_DIMENSIONS, as_data, check_rank
+from dmljax._indices import INT32_MAX, MAX_DIMENSIONS, UINT32_MAX, as_data, check_rank
 from dmljax._support import FL2_1_DATA_TYPES, FL4_1_DATA_TYPES, SupportRow
 
 __all__ = ["slice1", "SLICE1_SUPPORT", "check_window_rules"]
@@ -109,6 +109,11 @@ def _check_window(
     return offsets, sizes, strides, output_sizes if output_sizes is not None else max_out
 
 
+# DML_SLICE1_OPERATOR_DESC's member types (seed 001): InputWindowOffsets and InputWindowSizes
+# are UINT arrays, InputWindowStrides an INT array, OutputTensor sizes UINT: 32 bits each.
+UINT_RANGE = (0, UINT32_MAX)
+INT_RANGE = (-INT32_MAX - 1, INT32_MAX)
+
 # The window's parameter names in `slice1`'s signature; the descriptor layer passes DirectML's.
 WINDOW_NAMES = {"offsets": "offsets", "sizes": "sizes", "strides": "strides", "output_sizes": "output_sizes"}
 
@@ -125,8 +130,9 @@ def check_window_rules(
 ) -> tuple[int, ...]:
     """DML_SLICE1's window rules (seed 001), one dimension at a time; the one place they live.
 
-    Each window is non-empty, inside the input and has a nonzero stride; each output size is
-    in ``[1, 1 + (sizes[i] - 1) // |strides[i]|]``. ``error(param, rule, value, context)``
+    Every value fits its DirectML type (offsets, sizes and output sizes UINT, strides INT:
+    32 bits). Each window is non-empty, inside the input and has a nonzero stride; each
+    output size is in ``[1, 1 + (sizes[i] - 1) // |strides[i]|]``. ``error(param, rule, value, context)``
     builds the exception to raise, named with ``names`` (`slice1`'s or the descriptor's).
 
     Returns:
@@ -134,6 +140,12 @@ def check_window_rules(
     """
     context = f"{shape_name} {shape}"
     off, size_, stride_, out_ = (names[k] for k in ("offsets", "sizes", "strides", "output_sizes"))
+    ranges = ((off, offsets, UINT_RANGE), (size_, sizes, UINT_RANGE), (stride_, strides, INT_RANGE))
+    for name, values, (low, high) in (*ranges, (out_, output_sizes or (), UINT_RANGE)):
+        for i, value in enumerate(values):
+            if value > high or value < low < 0:  # UINT values below 0 meet the rules below
+                kind = "INT" if low else "UINT"
+                raise error(f"{name}[{i}]", f"be in [{low}, {high}] (DirectML {kind}, 32 bits)", value, context)
     max_out = []
     for i, (dim, offset, size, stride) in enumerate(zip(shape, offsets, sizes, strides, strict=True)):
         if offset < 0:
