@@ -85,10 +85,13 @@ def _int_tuple(values: Any, param: str, rank: int, context: str) -> tuple[int, .
         raise fail("slice1", param, "be a sequence of integers", values, context) from None
     if len(items) != rank:
         raise fail("slice1", param, f"have one entry per dimension ({rank})", items, context)
+    symbolic_ok = param != "strides"  # a window may span a `jax.export` symbolic dimension
     for i, item in enumerate(items):
+        if symbolic_ok and jax.export.is_symbolic_dim(item):
+            continue
         if isinstance(item, bool) or not hasattr(item, "__index__"):
             raise fail("slice1", f"{param}[{i}]", "be a Python integer", item, context)
-    return tuple(int(item) for item in items)
+    return tuple(item if jax.export.is_symbolic_dim(item) else int(item) for item in items)
 
 
 def _check_window(
@@ -143,26 +146,34 @@ def check_window_rules(
     ranges = ((off, offsets, UINT_RANGE), (size_, sizes, UINT_RANGE), (stride_, strides, INT_RANGE))
     for name, values, (low, high) in (*ranges, (out_, output_sizes or (), UINT_RANGE)):
         for i, value in enumerate(values):
-            if value > high or value < low < 0:  # UINT values below 0 meet the rules below
+            if not jax.export.is_symbolic_dim(value) and (value > high or value < low < 0):  # UINT < 0: below
                 kind = "INT" if low else "UINT"
                 raise error(f"{name}[{i}]", f"be in [{low}, {high}] (DirectML {kind}, 32 bits)", value, context)
     max_out = []
     for i, (dim, offset, size, stride) in enumerate(zip(shape, offsets, sizes, strides, strict=True)):
-        if offset < 0:
+        if _may_be_below(offset, 0):
             raise error(f"{off}[{i}]", "be >= 0", offset, context)
-        if size < 1:
+        if _may_be_below(size, 1):
             raise error(f"{size_}[{i}]", "be >= 1 (a non-empty window)", size, context)
-        if offset + size > dim:
+        if _may_be_below(dim, offset + size):
             rule = f"keep the window inside the input: {off}[{i}] + {size_}[{i}] <= {dim}"
             raise error(f"{size_}[{i}]", rule, size, f"{off}[{i}]={offset}, {context}")
         if stride == 0:
             raise error(f"{stride_}[{i}]", "be nonzero", stride, context)
         max_out.append(1 + (size - 1) // abs(stride))
     for i, (out, limit) in enumerate(zip(output_sizes or (), max_out, strict=False)):
-        if not 1 <= out <= limit:
+        if _may_be_below(out, 1) or _may_be_below(limit, out):
             rule = f"be in [1, {limit}] (1 + ({size_}[{i}] - 1) // |{stride_}[{i}]|)"
             raise error(f"{out_}[{i}]", rule, out, context)
     return tuple(max_out)
+
+
+def _may_be_below(value: Any, bound: Any) -> bool:
+    """``value < bound``; with `jax.export` symbolic sizes, whether it holds for some size."""
+    try:
+        return bool(value < bound)
+    except jax.errors.InconclusiveDimensionOperation:
+        return True
 
 
 @functools.partial(jax.jit, static_argnames=("offsets", "sizes", "strides", "output_sizes"))
@@ -178,9 +189,9 @@ def _slice1_impl(
     starts, limits = [], []
     for offset, size, stride, out in zip(offsets, sizes, strides, output_sizes, strict=True):
         first = offset if stride > 0 else offset + size - 1  # the window element copied first
-        last = first + stride * (out - 1)  # the element copied last
-        starts.append(min(first, last))
-        limits.append(max(first, last) + 1)
+        last = first + stride * (out - 1)  # the element copied last (by the stride's sign: no min/max
+        starts.append(first if stride > 0 else last)  # of possibly symbolic sizes)
+        limits.append((last if stride > 0 else first) + 1)
     steps = tuple(abs(s) for s in strides)
     window = lax.slice(input, tuple(starts), tuple(limits), steps if any(s != 1 for s in steps) else None)
     reversed_dims = tuple(d for d, stride in enumerate(strides) if stride < 0)
