@@ -155,10 +155,10 @@ def with_index_range(impl: Callable[..., jax.Array]) -> Callable[..., tuple[jax.
 def raise_out_of_range(op: str, indices: jax.Array, index_range: jax.Array, axis_size: int, axis: int) -> None:
     """Raise `IndexError` naming the first bad index if ``index_range`` (``[min, max]``) leaves the axis."""
     low, high = _bounds(np.dtype(indices.dtype), axis_size)
-    found_low, found_high = (int(v) for v in np.asarray(index_range))
+    found_low, found_high = (int(v) for v in jax.device_get(index_range))  # two replicated scalars
     if found_low >= low and found_high <= high:
         return
-    position, value = (int(v) for v in _first_bad(indices, low, high))  # two scalars, replicated
+    position, value = (int(v) for v in jax.device_get(_first_bad(indices, low, high)))
     where = f"indices[{', '.join(str(int(p)) for p in np.unravel_index(position, indices.shape))}]"
     raise IndexError(_message(op, value, axis, axis_size, where, np.dtype(indices.dtype).kind == "i"))
 
