@@ -190,7 +190,7 @@ def as_data(op: str, param: str, value: Any) -> jax.Array:
     if not isinstance(value, jax.Array):
         value = np.asarray(value)
     as_data_type(value.dtype, op, f"{param}.dtype")
-    return jnp.asarray(value)
+    return value if isinstance(value, jax.Array) else jnp.asarray(value)
 
 
 def as_indices(op: str, indices: Any) -> jax.Array | np.ndarray:
