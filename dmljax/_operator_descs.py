@@ -176,9 +176,10 @@ class Slice1OperatorDesc:
     Attributes:
       input_tensor: the tensor to slice.
       output_tensor: the result; input's data type and dimension count.
-      input_window_offsets: window start per dimension (>= 0).
-      input_window_sizes: window extent per dimension (>= 1, inside the input).
-      input_window_strides: nonzero step per dimension; negative copies from the window's end.
+      input_window_offsets: window start per dimension (UINT: 0 to 2^32 - 1).
+      input_window_sizes: window extent per dimension (UINT, >= 1, inside the input).
+      input_window_strides: nonzero step per dimension (INT: -2^31 to 2^31 - 1); negative
+        copies from the window's end.
     """
 
     input_tensor: TensorDesc
