@@ -313,9 +313,11 @@ def normalize(indices: jax.Array, axis_size: int, mode: IndexMode) -> jax.Array:
     ones count from the end. Out-of-range ones map to values ``>= n``, except under
     `IndexMode.CLIP`, where values below ``-n`` map to ``0``; XLA's gather then clamps
     (`CLIP`) or masks (`FILL`) with a one-sided compare. The decision is taken on the
-    full-width value: arithmetic runs in the unsigned type of the index's width (two's
-    complement, so ``index + n`` cannot overflow), and 64-bit values are saturated before
-    they are narrowed to `position_dtype` (uint32 up to 2^32 - 1 elements).
+    full-width value: ``index + n`` is computed for negative indices only, in the signed
+    type when it holds ``n`` (no overflow), else (int32 indices on an axis of 2^31 elements
+    or more) in uint32 two's complement; 64-bit values are saturated before they are
+    narrowed to `position_dtype` (uint32 up to 2^32 - 1 elements). For int32 indices on
+    shorter axes this is the same four element-wise ops as before any width was considered.
 
     Examples:
       >>> normalize(jnp.array([-1, 0, 3, -4], jnp.int32), 3, IndexMode.CLIP)
@@ -331,19 +333,22 @@ def normalize(indices: jax.Array, axis_size: int, mode: IndexMode) -> jax.Array:
         position = lax.convert_element_type(indices, unsigned)
     else:
         signed = lax.convert_element_type(indices, np.dtype(f"int{8 * width}"))
-        position = lax.convert_element_type(signed, unsigned)  # two's complement: -k -> 2^w - k
-        position = jnp.where(signed < 0, position + _scalar(axis_size, unsigned), position)
-        if mode is IndexMode.CLIP and _below_reachable(axis_size, signed.dtype):
-            low = -_scalar(axis_size, signed.dtype)
-            position = jnp.where(signed < low, np.zeros((), unsigned), position)
+        if _fits(axis_size, signed.dtype):  # index + n cannot overflow: wrap in the signed type
+            position = jnp.where(signed < 0, signed + _scalar(axis_size, signed.dtype), signed)
+            if mode is IndexMode.CLIP:
+                position = jnp.maximum(position, np.zeros((), signed.dtype))
+            position = lax.convert_element_type(position, unsigned)  # below -n: -k -> 2^w - k >= n
+        else:  # int32 on an axis of 2^31 elements or more: two's complement in uint32
+            position = lax.convert_element_type(signed, unsigned)  # -k -> 2^w - k
+            position = jnp.where(signed < 0, position + _scalar(axis_size, unsigned), position)
     if unsigned.itemsize > out.itemsize:  # saturate, then narrow: out of range stays out of range
         position = jnp.minimum(position, np.asarray(np.iinfo(out).max, unsigned))
     return lax.convert_element_type(position, out)
 
 
-def _below_reachable(axis_size: Any, dtype: np.dtype) -> bool:
-    """Whether some value of signed ``dtype`` lies below ``-axis_size``."""
-    return not _constant(axis_size) or -axis_size > np.iinfo(dtype).min
+def _fits(axis_size: Any, dtype: np.dtype) -> bool:
+    """Whether signed ``dtype`` holds ``axis_size`` (symbolic sizes: JAX's default int does)."""
+    return not _constant(axis_size) or axis_size <= np.iinfo(dtype).max
 
 
 def gather_in_mode(
