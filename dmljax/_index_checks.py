@@ -26,7 +26,7 @@ import numpy as np
 from jax import lax
 from jax.experimental import checkify
 
-from dmljax._indices import UINT32_MAX, IndexMode, IndexPolicy
+from dmljax._indices import UINT32_MAX, IndexMode, IndexPolicy, x64_enabled
 
 __all__ = [
     "call_checked",
@@ -37,11 +37,6 @@ __all__ = [
     "raise_out_of_range",
     "with_index_range",
 ]
-
-
-def x64_enabled() -> bool:
-    """Whether 64-bit types are enabled in the current context (`jax.enable_x64`)."""
-    return jax.dtypes.canonicalize_dtype(np.int64) == np.dtype(np.int64)
 
 
 def prepare_indices(

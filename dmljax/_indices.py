@@ -57,6 +57,7 @@ __all__ = [
     "position_dtype",
     "resolve_mode",
     "type_fail",
+    "x64_enabled",
 ]
 
 # DirectML tensors have 1 to 8 dimensions (DML_TENSOR_DIMENSION_COUNT_MAX1).
@@ -237,9 +238,14 @@ def check_axis_size(op: str, param: str, shape: tuple[int, ...], axis: int) -> N
     size = shape[axis]
     if size < 1:
         raise fail(op, f"{param}.shape[{axis}]", "be >= 1 (the indexed axis)", size, f"{param} shape {shape}")
-    if position_dtype(size).itemsize == 8 and jax.dtypes.canonicalize_dtype(np.uint64) != np.uint64:
+    if position_dtype(size).itemsize == 8 and not x64_enabled():
         rule = f"be at most {UINT32_MAX} (2^32 - 1) unless jax_enable_x64 is on (positions need uint64)"
         raise fail(op, f"{param}.shape[{axis}]", rule, size, f"{param} shape {shape}")
+
+
+def x64_enabled() -> bool:
+    """Whether 64-bit types are enabled in the current context (`jax.enable_x64`)."""
+    return jax.dtypes.canonicalize_dtype(np.int64) == np.dtype(np.int64)
 
 
 def check_elements_shape(op: str, shape: tuple[int, ...], index_shape: tuple[int, ...], axis: int, param: str) -> None:
