@@ -207,7 +207,8 @@ def call_checked(op: str, impl: Callable[..., jax.Array], args: tuple, due: bool
     indices, axis = args[1], static["axis"]
     axis_size = args[0].shape[axis]
     if any(isinstance(a, jax.core.Tracer) for a in args):
-        raise_out_of_range(op, indices, _index_range_jit(indices), axis_size, axis)
+        with jax.ensure_compile_time_eval():  # concrete indices under a trace: check them now
+            raise_out_of_range(op, indices, _index_range_jit(indices), axis_size, axis)
         return impl(*args, **static)
     out, index_range = with_index_range(impl)(*args, **static)
     raise_out_of_range(op, indices, index_range, axis_size, axis)

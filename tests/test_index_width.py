@@ -212,3 +212,12 @@ def test_axes_beyond_2_32_elements_need_x64():
     struct = jax.ShapeDtypeStruct((2**32,), jnp.uint8)
     with pytest.raises(dmljax.ValidationError, match=r"gather: data.shape\[0\] must be at most 4294967295"):
         jax.eval_shape(dmljax.gather, struct, jax.ShapeDtypeStruct((1,), jnp.int32))
+
+
+def test_concrete_device_indices_closed_over_under_jit(x64):
+    ids = jnp.array([[0, 2], [1, -3]], jnp.int64)
+    run = jax.jit(lambda table: dmljax.gather(table, ids, axis=0))
+    np.testing.assert_array_equal(run(jnp.arange(3.0)), [[0.0, 2.0], [1.0, 0.0]])
+    bad = jnp.array([[0, 2], [2**33, 1]], jnp.int64)
+    with pytest.raises(IndexError, match=r"gather: index 8589934592 is out of bounds .*\(indices\[1, 0\]"):
+        jax.jit(lambda table: dmljax.gather(table, bad, axis=0))(jnp.arange(3.0))
