@@ -57,6 +57,7 @@ def prepare_indices(
     return indices, policy.eager_check and not isinstance(indices, jax.core.Tracer)
 
 
+@functools.lru_cache(maxsize=256)
 def _bounds(dtype: np.dtype, axis_size: int) -> tuple[int, int]:
     """The valid index range ``[low, high]`` along an axis, clipped to what ``dtype`` holds."""
     info = np.iinfo(dtype)
@@ -159,10 +160,10 @@ def with_index_range(impl: Callable[..., jax.Array]) -> Callable[..., tuple[jax.
 def raise_out_of_range(op: str, indices: jax.Array, index_range: jax.Array, axis_size: int, axis: int) -> None:
     """Raise `IndexError` naming the first bad index if ``index_range`` (``[min, max]``) leaves the axis."""
     low, high = _bounds(np.dtype(indices.dtype), axis_size)
-    found_low, found_high = (int(v) for v in jax.device_get(index_range))  # two replicated scalars
+    found_low, found_high = np.asarray(index_range).tolist()  # two replicated scalars
     if found_low >= low and found_high <= high:
         return
-    position, value = (int(v) for v in jax.device_get(_first_bad(indices, low, high)))
+    position, value = (np.asarray(v).item() for v in _first_bad(indices, low, high))
     where = f"indices[{', '.join(str(int(p)) for p in np.unravel_index(position, indices.shape))}]"
     raise IndexError(_message(op, value, axis, axis_size, where, np.dtype(indices.dtype).kind == "i"))
 

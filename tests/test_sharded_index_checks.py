@@ -43,7 +43,7 @@ OPERATORS = textwrap.dedent(
     data, indices = spread(x), spread(index)
     result = {"addressable": indices.is_fully_addressable, "devices": len(jax.devices())}
     # Witness of every device-to-host fetch (jax.transfer_guard does not act on CPU): JAX's
-    # private ArrayImpl._value, through which np.asarray, int() and jax.device_get all go.
+    # private ArrayImpl._value, through which np.asarray, int(), .tolist() and jax.device_get all go.
     from jax._src import array as _array
     fetched, _fetch = [], _array.ArrayImpl._value.fget
     _array.ArrayImpl._value = property(lambda self: fetched.append(self.size) or _fetch(self))
