@@ -34,6 +34,7 @@ from dmljax import FeatureLevel, ScatterOperatorDesc, Slice1OperatorDesc, Tensor
             "sizes[0] must be in [0, 4294967295] (DirectML UINT, 32 bits); got sizes[0]=4294967296",
         ),
     ],
+    ids=["stride 2^63", "stride -2^63", "stride 2^31", "offset 2^32", "size 2^32"],
 )
 def test_slice1_window_values_fit_directml_types(window, message):
     with pytest.raises(ValidationError, match=re.escape(f"slice1: {message}")):
