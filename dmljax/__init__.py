@@ -11,6 +11,7 @@ from dmljax._errors import ValidationError as ValidationError
 from dmljax._feature_levels import FeatureLevel as FeatureLevel
 from dmljax._gather import gather as gather
 from dmljax._gather import gather_elements as gather_elements
+from dmljax._indices import IndexMode as IndexMode
 from dmljax._keys import advance as advance
 from dmljax._keys import fold_in as fold_in
 from dmljax._keys import split as split
@@ -42,6 +43,7 @@ __all__ = [
     "FeatureLevel",
     "GatherElementsOperatorDesc",
     "GatherOperatorDesc",
+    "IndexMode",
     "RandomGeneratorOperatorDesc",
     "RandomGeneratorType",
     "ScatterElementsOperatorDesc",

@@ -15,6 +15,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from dmljax._errors import fail
 from dmljax._feature_levels import FeatureLevel, as_feature_level
 from dmljax._gather import gather, gather_elements
 from dmljax._operator_descs import (
@@ -120,6 +121,9 @@ def _run(desc: Any, buffers: tuple[Any, ...]) -> Any:
 def _read(desc: Any, member: str, buffer: jax.typing.ArrayLike) -> jax.Array:
     """The logical tensor of ``desc.<member>`` read from its flat buffer."""
     tensor: TensorDesc = getattr(desc, member)
+    if not isinstance(buffer, jax.Array):  # under `jax.jit` every array argument is a tracer
+        rule = f"be a 1-D array of {tensor.dtype.name} (a flat buffer)"
+        raise TypeError(str(fail(type(desc).__name__, _buffer_name(member), rule, buffer)))
     buffer = check_buffer(type(desc).__name__, _buffer_name(member), buffer, tensor)
     return read_tensor(buffer, tensor)
 

@@ -66,6 +66,7 @@ class DataType(enum.Enum):
 
 
 _DML_PREFIX = "DML_TENSOR_DATA_TYPE_"
+_BY_DTYPE = {member.dtype: member for member in DataType}
 
 
 def as_data_type(value: Any, op: str = "dmljax", param: str = "dtype") -> DataType:
@@ -84,9 +85,7 @@ def as_data_type(value: Any, op: str = "dmljax", param: str = "dtype") -> DataTy
         dtype = np.dtype(jnp.dtype(value))
     except TypeError:
         dtype = None
-    if dtype is not None:
-        for member in DataType:
-            if member.dtype == dtype:
-                return member
+    if dtype is not None and dtype in _BY_DTYPE:
+        return _BY_DTYPE[dtype]
     names = ", ".join(m.name for m in DataType)
     raise TypeError(f"{op}: {param} must be one of {names}; got {param}={value!r}.")

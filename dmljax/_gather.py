@@ -1,4 +1,4 @@
-"""Gather (ONNX Gather 1/11/13, SPEC §5) and gather_elements (DML_GATHER_ELEMENTS).
+"""Gather (ONNX Gather 1/11/13) and gather_elements (DML_GATHER_ELEMENTS).
 
 Each public function validates the static facts (ranks, shapes, types, axis), checks
 concrete indices, then calls one jitted array function (`_gather_impl`,
@@ -21,6 +21,7 @@ from dmljax._errors import fail
 from dmljax._feature_levels import FeatureLevel
 from dmljax._formulation import cpu_or_plain, use_flat
 from dmljax._gather_grad import flat_tangent, linear_in_data, rows_tangent, use_rows
+from dmljax._index_checks import call_checked, checkify_in_bounds, prepare_indices
 from dmljax._indices import (
     MAX_DIMENSIONS,
     IndexMode,
@@ -28,11 +29,9 @@ from dmljax._indices import (
     as_indices,
     check_axis,
     check_axis_size,
-    check_concrete,
     check_elements_shape,
     check_rank,
-    checkify_in_bounds,
-    lax_mode,
+    gather_in_mode,
     normalize,
     resolve_mode,
 )
@@ -70,14 +69,17 @@ def gather(data: Any, indices: Any, axis: int = 0, *, mode: Any = None) -> jax.A
     of rank ``q + r - 1`` for ``data`` of rank ``r >= 1`` and ``indices`` of rank ``q``
     (a scalar too). Negative indices count from the end of the axis. ONNX calls an index
     outside ``[-s, s)`` an error: concrete indices raise `IndexError`; traced ones read
-    clamped by default (see `dmljax._indices.IndexMode` for ``mode``).
+    clamped by default, as DML_GATHER's reads are. ``mode`` chooses (`dmljax.IndexMode`):
+    ``"clip"`` reads the nearest element, ``"fill"`` reads 0. Every index type is exact
+    at its full width (a 64-bit index is never truncated to 32 bits), on axes of up to
+    2^32 - 1 elements.
 
     Args:
       data: array of rank >= 1, any `DataType` (bool, bfloat16 and complex included).
       indices: integer array of any shape: int32, int64, uint32 or uint64.
       axis: the axis to gather along, in ``[-r, r)``.
-      mode: ``None`` (check concrete indices, else clip), ``"clip"``, ``"fill"``,
-        ``"promise_in_bounds"`` or ``"checked"``.
+      mode: ``None`` (check concrete indices, else clip), or a `dmljax.IndexMode` or its
+        string: ``"clip"``, ``"fill"``, ``"promise_in_bounds"`` or ``"checked"``.
 
     Returns:
       Array of ``data.shape[:axis] + indices.shape + data.shape[axis + 1:]``, ``data``'s type.
@@ -102,12 +104,12 @@ def gather(data: Any, indices: Any, axis: int = 0, *, mode: Any = None) -> jax.A
         raise fail("gather", "data.ndim", "be >= 1", data.ndim, f"data shape {data.shape}")
     axis = check_axis("gather", axis, data.ndim, f"data shape {data.shape}")
     policy = resolve_mode("gather", mode, IndexMode.CLIP)
-    indices, values = as_indices("gather", indices, need_values=policy.eager_check)
+    indices = as_indices("gather", indices)
     check_axis_size("gather", "data", data.shape, axis)
-    if values is not None:
-        check_concrete("gather", values, data.shape[axis], axis)
-    checked = policy.checkify and values is None
-    return _gather_impl(data, indices, axis=axis, mode=policy.mode, checked=checked)
+    size = data.shape[axis]
+    indices, due = prepare_indices("gather", indices, size, axis, policy)
+    checked = policy.checkify and isinstance(indices, jax.core.Tracer)
+    return call_checked("gather", _gather_impl, (data, indices), due, axis=axis, mode=policy.mode, checked=checked)
 
 
 def gather_elements(data: Any, indices: Any, axis: int = 0, *, mode: Any = None) -> jax.Array:
@@ -116,14 +118,15 @@ def gather_elements(data: Any, indices: Any, axis: int = 0, *, mode: Any = None)
     ``output[p] = data[p with p[axis] replaced by indices[p]]``, the inverse of `scatter`.
     ``indices`` has ``data``'s rank and sizes except along ``axis`` (DirectML's rule; ONNX
     also allows smaller sizes elsewhere, dmljax does not). Negative indices count from the
-    end of the axis. Out-of-range indices: as `gather` (clamped reads by default).
+    end of the axis. Out-of-range indices: as `gather` (concrete ones raise `IndexError`,
+    traced ones read clamped as DML_GATHER_ELEMENTS' reads are; see `dmljax.IndexMode`).
 
     Args:
       data: array of 1 to 8 dimensions, any `DataType`.
       indices: int32, int64, uint32 or uint64 array of ``data``'s rank; ``indices.shape[d]
         == data.shape[d]`` for every ``d != axis``.
       axis: the axis to gather along, in ``[-r, r)``.
-      mode: as for `gather`.
+      mode: as for `gather` (`dmljax.IndexMode`).
 
     Returns:
       Array of ``indices.shape`` and ``data``'s type.
@@ -147,13 +150,14 @@ def gather_elements(data: Any, indices: Any, axis: int = 0, *, mode: Any = None)
     check_rank(op, "data", data.shape)
     axis = check_axis(op, axis, data.ndim, f"data shape {data.shape}")
     policy = resolve_mode(op, mode, IndexMode.CLIP)
-    indices, values = as_indices(op, indices, need_values=policy.eager_check)
+    indices = as_indices(op, indices)
     check_elements_shape(op, data.shape, indices.shape, axis, "data")
     check_axis_size(op, "data", data.shape, axis)
-    if values is not None:
-        check_concrete(op, values, data.shape[axis], axis)
-    checked = policy.checkify and values is None
-    return _gather_elements_impl(data, indices, axis=axis, mode=policy.mode, checked=checked)
+    size = data.shape[axis]
+    indices, due = prepare_indices(op, indices, size, axis, policy)
+    checked = policy.checkify and isinstance(indices, jax.core.Tracer)
+    impl = _gather_elements_impl
+    return call_checked(op, impl, (data, indices), due, axis=axis, mode=policy.mode, checked=checked)
 
 
 @functools.partial(jax.jit, static_argnames=("axis", "mode", "checked"))
@@ -179,8 +183,7 @@ def _gather_lax(data: jax.Array, index: jax.Array, *, axis: int, mode: IndexMode
         start_index_map=(axis,),
     )
     slice_sizes = data.shape[:axis] + (1,) + data.shape[axis + 1 :]
-    fill = 0 if mode is IndexMode.FILL else None
-    return lax.gather(data, index[..., None], dnums, slice_sizes, mode=lax_mode(mode), fill_value=fill)
+    return gather_in_mode(data, index[..., None], dnums, slice_sizes, mode)
 
 
 @functools.partial(jax.jit, static_argnames=("axis", "mode", "checked"))
@@ -209,5 +212,4 @@ def _gather_elements_lax(data: jax.Array, index: jax.Array, *, axis: int, mode: 
         operand_batching_dims=others,
         start_indices_batching_dims=others,
     )
-    fill = 0 if mode is IndexMode.FILL else None
-    return lax.gather(data, index[..., None], dnums, (1,) * data.ndim, mode=lax_mode(mode), fill_value=fill)
+    return gather_in_mode(data, index[..., None], dnums, (1,) * data.ndim, mode)

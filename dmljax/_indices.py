@@ -2,9 +2,10 @@
 
 One place for every rule about an indices argument:
 
-* **Types.** INT32, INT64, UINT32, UINT64 (`INDEX_TYPES`). NumPy's and ONNX's default int64
-  arrays just work: with ``jax_enable_x64`` off, JAX canonicalises them to int32 (uint64 to
-  uint32) as usual; under ``jax.enable_x64(True)`` they are used as they are.
+* **Types.** INT32, INT64, UINT32, UINT64 (`INDEX_TYPES`), exact at every width and every
+  ``jax_enable_x64`` setting: NumPy's and ONNX's default int64 arrays just work, and with
+  x64 off a 64-bit host value outside the 32-bit range is decided on the host before
+  narrowing (`dmljax._index_checks.narrow_on_host`) instead of being truncated by JAX.
 * **Negative values** of a signed type count from the end of the axis (DirectML from
   feature level 3.0, ONNX Gather 11+): along an axis of size ``n`` the valid range is
   ``[-n, n)`` for signed types and ``[0, n)`` for unsigned ones.
@@ -13,10 +14,12 @@ One place for every rule about an indices argument:
   `jax.vmap`, ...) never crash and follow the operator's DirectML-faithful default:
   gathers read clamped (DML_GATHER: "all reads are safely clamped"), scatter drops the
   update. An explicit ``mode`` (`IndexMode`) chooses the behaviour everywhere, eager or not.
+* **Axis lengths** up to DirectML's 2^32 - 1 elements (beyond with x64 on).
 
 Indices are normalised once, cheaply (`normalize`): negative values are wrapped with one
-fused select and the result is converted to the unsigned type of the same width, so XLA's
-gather needs only a one-sided clamp (measured up to 1.9x faster than int32 on CPU).
+fused select in unsigned arithmetic of the index's width, and the result is uint32
+positions, so XLA's gather needs only a one-sided clamp (measured up to 1.9x faster than
+int32 on CPU) and no bound is ever computed in a type too small for it.
 """
 
 from __future__ import annotations
@@ -30,29 +33,31 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jax.experimental import checkify
 
 from dmljax._dtypes import DataType, as_data_type
 from dmljax._errors import fail
 
 __all__ = [
     "INDEX_TYPES",
+    "INT32_MAX",
     "MAX_DIMENSIONS",
+    "UINT32_MAX",
     "IndexMode",
     "IndexPolicy",
     "as_data",
     "as_indices",
     "check_axis",
     "check_axis_size",
-    "check_concrete",
+    "gather_in_mode",
     "check_elements_shape",
     "check_rank",
     "check_sizes_except_axis",
-    "checkify_in_bounds",
     "lax_mode",
     "normalize",
+    "position_dtype",
     "resolve_mode",
     "type_fail",
+    "x64_enabled",
 ]
 
 # DirectML tensors have 1 to 8 dimensions (DML_TENSOR_DIMENSION_COUNT_MAX1).
@@ -60,16 +65,27 @@ MAX_DIMENSIONS = 8
 # Index types of DML_SCATTER / DML_GATHER_ELEMENTS from feature level 3.0 (seed 000); ONNX
 # Gather allows the signed two (seed 004), dmljax accepts all four for every operator.
 INDEX_TYPES = (DataType.INT32, DataType.INT64, DataType.UINT32, DataType.UINT64)
-_UNSIGNED = {np.dtype("int32"): np.dtype("uint32"), np.dtype("int64"): np.dtype("uint64")}
+# The largest int32 value, and DirectML's largest tensor (DML_BUFFER_TENSOR_DESC: "The total
+# size of a buffer tensor may not exceed (2^32 - 1) elements"): the largest uint32.
+INT32_MAX = 2**31 - 1
+UINT32_MAX = 2**32 - 1
 
 
 class IndexMode(enum.Enum):
-    """What an operator does with an index outside ``[-n, n)`` (signed) or ``[0, n)``.
+    """What `gather`, `gather_elements` and `scatter` do with an out-of-range index.
 
-    Negative in-range values of signed types are wrapped (``-1`` is the last element) in
-    every mode. ``mode=None`` (the default of every operator) checks concrete indices
-    eagerly (`IndexError`) and otherwise behaves as the operator's default: `CLIP` for
-    gathers, `FILL` (drop) for scatter.
+    Along an axis of ``n`` elements the valid indices are ``[-n, n)`` for signed types
+    (int32, int64: negative values count from the end, ``-1`` is the last element, as in
+    DirectML from feature level 3.0 and ONNX Gather 11+) and ``[0, n)`` for unsigned ones
+    (uint32, uint64). Every mode decides on the index's full value: a 64-bit index is never
+    truncated to 32 bits first, and axes of up to 2^32 - 1 elements are exact.
+
+    The default of every operator, ``mode=None``, checks concrete (untraced) indices
+    eagerly and raises `IndexError` naming the first bad value and its position (ONNX
+    calls such an index an error). Traced indices cannot be checked; they get DirectML's
+    behaviour: `CLIP` for the gathers (DML_GATHER: "all reads are safely clamped") and
+    `FILL` (drop) for scatter. Pass a mode, as a member or its string, to choose one
+    behaviour everywhere, eager or traced.
 
     Attributes:
       CLIP: ``"clip"``. The index is clamped into the axis: below ``-n`` means ``0``, at or
@@ -87,6 +103,16 @@ class IndexMode(enum.Enum):
         `jax.experimental.checkify.checkify` (its error names the first bad value).
 
     Examples:
+      >>> import dmljax
+      >>> x = jnp.array([10.0, 20.0, 30.0])
+      >>> dmljax.gather(x, np.array([-1, 5]), mode="clip")  # -1: the last; 5: clamped
+      Array([30., 30.], dtype=float32)
+      >>> dmljax.gather(x, np.array([-1, 5]), mode=dmljax.IndexMode.FILL)
+      Array([30.,  0.], dtype=float32)
+      >>> dmljax.scatter(x, np.array([5]), jnp.array([1.0]), mode="drop")
+      Array([10., 20., 30.], dtype=float32)
+      >>> dmljax.gather(x, np.array([2**32 + 1]), mode="fill")  # not row 1: 64 bits decide
+      Array([0.], dtype=float32)
       >>> IndexMode.from_any("drop")
       IndexMode.FILL
     """
@@ -165,24 +191,25 @@ def as_data(op: str, param: str, value: Any) -> jax.Array:
     if not isinstance(value, jax.Array):
         value = np.asarray(value)
     as_data_type(value.dtype, op, f"{param}.dtype")
-    return jnp.asarray(value)
+    return value if isinstance(value, jax.Array) else jnp.asarray(value)
 
 
-def as_indices(op: str, indices: Any, *, need_values: bool) -> tuple[jax.Array, np.ndarray | None]:
-    """Check the index type; return the JAX indices and, if wanted and concrete, their values.
+def as_indices(op: str, indices: Any) -> jax.Array | np.ndarray:
+    """Check the index type; return JAX arrays (tracers too) as they are, host values as NumPy.
+
+    Host values stay on the host until their full-width values are checked and, with
+    ``jax_enable_x64`` off, narrowed exactly (`dmljax._index_checks.prepare_indices`).
 
     Raises:
       TypeError: the indices are not INT32, INT64, UINT32 or UINT64.
     """
-    traced = isinstance(indices, jax.core.Tracer)
-    host = None if traced or (isinstance(indices, jax.Array) and not need_values) else np.asarray(indices)
-    dtype = np.dtype(indices.dtype if host is None else host.dtype)
+    if not isinstance(indices, jax.Array):
+        indices = np.asarray(indices)
+    dtype = np.dtype(indices.dtype)
     if dtype.kind not in "iu" or as_data_type(dtype) not in INDEX_TYPES:
         names = ", ".join(t.name for t in INDEX_TYPES)
         raise type_fail(op, "indices.dtype", f"be one of {names}", dtype)
-    if not isinstance(indices, jax.Array):
-        indices = jnp.asarray(host)
-    return indices, (host if need_values else None)
+    return indices
 
 
 def check_axis(op: str, axis: Any, rank: int, context: str) -> int:
@@ -206,9 +233,19 @@ def check_rank(op: str, param: str, shape: tuple[int, ...]) -> None:
 
 
 def check_axis_size(op: str, param: str, shape: tuple[int, ...], axis: int) -> None:
-    """An indexed axis must not be empty (every DirectML size is >= 1)."""
-    if shape[axis] < 1:
-        raise fail(op, f"{param}.shape[{axis}]", "be >= 1 (the indexed axis)", shape[axis], f"{param} shape {shape}")
+    """An indexed axis must not be empty (every DirectML size is >= 1), nor, with
+    ``jax_enable_x64`` off, longer than DirectML's 2^32 - 1 elements (positions are uint32)."""
+    size = shape[axis]
+    if size < 1:
+        raise fail(op, f"{param}.shape[{axis}]", "be >= 1 (the indexed axis)", size, f"{param} shape {shape}")
+    if position_dtype(size).itemsize == 8 and not x64_enabled():
+        rule = f"be at most {UINT32_MAX} (2^32 - 1) unless jax_enable_x64 is on (positions need uint64)"
+        raise fail(op, f"{param}.shape[{axis}]", rule, size, f"{param} shape {shape}")
+
+
+def x64_enabled() -> bool:
+    """Whether 64-bit types are enabled in the current context (`jax.enable_x64`)."""
+    return jax.dtypes.canonicalize_dtype(np.int64) == np.dtype(np.int64)
 
 
 def check_elements_shape(op: str, shape: tuple[int, ...], index_shape: tuple[int, ...], axis: int, param: str) -> None:
@@ -248,51 +285,99 @@ def check_sizes_except_axis(
             raise error(f"{index_name}[{d}]", f"equal {shape_name}[{d}] ({size}){rule_suffix}", index_size, context)
 
 
-def check_concrete(op: str, values: np.ndarray, axis_size: int, axis: int) -> None:
-    """Raise `IndexError` for the first value outside the valid range of the axis.
+def position_dtype(axis_size: int) -> np.dtype:
+    """The unsigned type of normalised positions along an axis of ``axis_size`` elements.
+
+    uint32 up to DirectML's limit of 2^32 - 1 elements (symbolic sizes included), uint64
+    beyond (which needs ``jax_enable_x64``).
 
     Examples:
-      >>> check_concrete("gather", np.array([[0, 2], [-4, 1]]), 3, 0)
-      Traceback (most recent call last):
-      ...
-      IndexError: gather: index -4 is out of bounds for axis 0 with size 3 (indices[1, 0]; valid range [-3, 2]).
+      >>> position_dtype(2**32 - 1), position_dtype(2**32)
+      (dtype('uint32'), dtype('uint64'))
     """
-    low = -axis_size if values.dtype.kind == "i" else 0
-    bad = (values < low) | (values >= axis_size)
-    if not bad.any():
-        return
-    position = tuple(int(p) for p in np.argwhere(bad)[0])
-    where = ", ".join(str(p) for p in position)
-    raise IndexError(
-        f"{op}: index {values[position]} is out of bounds for axis {axis} with size {axis_size} "
-        f"(indices[{where}]; valid range [{low}, {axis_size - 1}])."
-    )
+    if _constant(axis_size) and axis_size > UINT32_MAX:
+        return np.dtype(np.uint64)
+    return np.dtype(np.uint32)
 
 
-def checkify_in_bounds(op: str, indices: jax.Array, axis_size: int, axis: int) -> None:
-    """Add a `checkify.check` that every (traced) index is in range; name the first bad one."""
-    low = -axis_size if jnp.issubdtype(indices.dtype, jnp.signedinteger) else 0
-    bad = ((indices < low) | (indices >= axis_size)).ravel()
-    first = jnp.argmax(bad)
-    checkify.check(
-        ~jnp.any(bad),
-        f"{op}: index {{value}} is out of bounds for axis {axis} with size {axis_size} "
-        f"(flat position {{position}} of indices shape {indices.shape}; valid range [{low}, {axis_size - 1}]).",
-        value=indices.ravel()[first],
-        position=first,
-    )
+def _constant(size: Any) -> bool:
+    """Whether a dimension size is a known integer (not a `jax.export` symbolic dimension)."""
+    return not jax.export.is_symbolic_dim(size)
+
+
+def _scalar(value: Any, dtype: np.dtype) -> Any:
+    """``value`` (an int or a symbolic dimension) as a scalar of ``dtype``."""
+    if _constant(value):
+        return np.asarray(value, dtype)
+    return jnp.asarray(value).astype(dtype)
 
 
 def normalize(indices: jax.Array, axis_size: int, mode: IndexMode) -> jax.Array:
-    """Wrap negative indices and convert to the unsigned type of the same width.
+    """Map indices to unsigned positions, exactly for every index type and axis length.
 
-    In-range indices map to ``[0, n)``. Out-of-range ones map to values ``>= n`` (as
-    unsigned), except under `IndexMode.CLIP`, where values below ``-n`` map to ``0``; XLA's
-    gather then clamps (`CLIP`) or masks (`FILL`) with a one-sided compare.
+    In-range indices (``[-n, n)`` signed, ``[0, n)`` unsigned) map to ``[0, n)``: negative
+    ones count from the end. Out-of-range ones map to values ``>= n``, except under
+    `IndexMode.CLIP`, where values below ``-n`` map to ``0``; XLA's gather then clamps
+    (`CLIP`) or masks (`FILL`) with a one-sided compare. The decision is taken on the
+    full-width value: ``index + n`` is computed for negative indices only, in the signed
+    type when it holds ``n`` (no overflow), else (int32 indices on an axis of 2^31 elements
+    or more) in uint32 two's complement; 64-bit values are saturated before they are
+    narrowed to `position_dtype` (uint32 up to 2^32 - 1 elements). For int32 indices on
+    shorter axes this is the same four element-wise ops as before any width was considered.
+
+    Examples:
+      >>> normalize(jnp.array([-1, 0, 3, -4], jnp.int32), 3, IndexMode.CLIP)
+      Array([2, 0, 3, 0], dtype=uint32)
+      >>> normalize(jnp.array([-1, 2**31 - 1], jnp.int32), 2**32 - 1, IndexMode.FILL)
+      Array([4294967294, 2147483647], dtype=uint32)
     """
-    if not jnp.issubdtype(indices.dtype, jnp.signedinteger):
-        return indices
-    wrapped = jnp.where(indices < 0, indices + axis_size, indices)
-    if mode is IndexMode.CLIP:
-        wrapped = jnp.maximum(wrapped, 0)
-    return lax.convert_element_type(wrapped, _UNSIGNED[np.dtype(indices.dtype)])
+    out = position_dtype(axis_size)
+    dtype = np.dtype(indices.dtype)
+    width = max(dtype.itemsize, out.itemsize)
+    unsigned = np.dtype(f"uint{8 * width}")
+    if dtype.kind == "u":
+        position = lax.convert_element_type(indices, unsigned)
+    else:
+        signed = lax.convert_element_type(indices, np.dtype(f"int{8 * width}"))
+        if _fits(axis_size, signed.dtype):  # index + n cannot overflow: wrap in the signed type
+            position = jnp.where(signed < 0, signed + _scalar(axis_size, signed.dtype), signed)
+            if mode is IndexMode.CLIP:
+                position = jnp.maximum(position, np.zeros((), signed.dtype))
+            position = lax.convert_element_type(position, unsigned)  # below -n: -k -> 2^w - k >= n
+        else:  # int32 on an axis of 2^31 elements or more: two's complement in uint32
+            position = lax.convert_element_type(signed, unsigned)  # -k -> 2^w - k
+            position = jnp.where(signed < 0, position + _scalar(axis_size, unsigned), position)
+    if unsigned.itemsize > out.itemsize:  # saturate, then narrow: out of range stays out of range
+        position = jnp.minimum(position, np.asarray(np.iinfo(out).max, unsigned))
+    return lax.convert_element_type(position, out)
+
+
+def _fits(axis_size: Any, dtype: np.dtype) -> bool:
+    """Whether signed ``dtype`` holds ``axis_size`` (symbolic sizes: JAX's default int does)."""
+    return not _constant(axis_size) or axis_size <= np.iinfo(dtype).max
+
+
+def gather_in_mode(
+    operand: jax.Array,
+    index: jax.Array,
+    dimension_numbers: lax.GatherDimensionNumbers,
+    slice_sizes: tuple[int, ...],
+    mode: IndexMode,
+) -> jax.Array:
+    """`lax.gather` of normalised one-column indices (``index[..., 0]``) in a resolved mode.
+
+    The same as ``lax.gather(..., mode=lax_mode(mode), fill_value=0)``, except on operands
+    with a dimension of 2^31 elements or more under `IndexMode.FILL`: JAX's fill mask is
+    computed in int32 there when ``jax_enable_x64`` is off (every read is filled), so the
+    mask is computed here, on the unsigned positions, around a clamped gather.
+    """
+    dims = dimension_numbers
+    if mode is not IndexMode.FILL or not any(_constant(d) and d > INT32_MAX for d in operand.shape):
+        fill = 0 if mode is IndexMode.FILL else None
+        return lax.gather(operand, index, dims, slice_sizes, mode=lax_mode(mode), fill_value=fill)
+    out = lax.gather(operand, index, dims, slice_sizes, mode=lax.GatherScatterMode.CLIP)
+    (axis,) = dims.start_index_map
+    keep = index[..., 0] < _scalar(operand.shape[axis], index.dtype)
+    batch = tuple(d for d in range(out.ndim) if d not in dims.offset_dims)
+    keep = lax.broadcast_in_dim(keep, out.shape, batch)
+    return lax.select(keep, out, lax.full_like(out, 0))

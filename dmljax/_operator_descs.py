@@ -30,7 +30,8 @@ __all__ = [
 class RandomGeneratorType(enum.Enum):
     """DML_RANDOM_GENERATOR_TYPE: the generator of DML_RANDOM_GENERATOR_OPERATOR_DESC.
 
-    DirectML defines one, Philox 4x32-10 (seed 003; Salmon et al., SC'11).
+    DirectML defines one, Philox 4x32-10 (Salmon et al., SC'11, "Parallel random numbers: as
+    easy as 1, 2, 3").
     """
 
     PHILOX_4X32_10 = 0
@@ -72,7 +73,7 @@ def _set_tensors(desc: Any, *optional: str) -> None:
 
 @dataclasses.dataclass(frozen=True)
 class ScatterOperatorDesc:
-    """DML_SCATTER_OPERATOR_DESC (alias DML_SCATTER_ELEMENTS_OPERATOR_DESC), seed 000.
+    """DML_SCATTER_OPERATOR_DESC (alias DML_SCATTER_ELEMENTS_OPERATOR_DESC).
 
     ``output = input``, then ``output[p with p[axis] := indices[p]] = updates[p]`` for every
     coordinate ``p`` of ``indices``; semantics from `dmljax.scatter`.
@@ -167,7 +168,7 @@ class GatherElementsOperatorDesc:
 
 @dataclasses.dataclass(frozen=True)
 class Slice1OperatorDesc:
-    """DML_SLICE1_OPERATOR_DESC: a strided window, strides may be negative (seed 001).
+    """DML_SLICE1_OPERATOR_DESC: a strided window, strides may be negative.
 
     DirectML's ``DimensionCount`` member is the length of the three window tuples.
     Semantics from `dmljax.slice1`, with the output tensor's sizes as output sizes.
@@ -175,9 +176,10 @@ class Slice1OperatorDesc:
     Attributes:
       input_tensor: the tensor to slice.
       output_tensor: the result; input's data type and dimension count.
-      input_window_offsets: window start per dimension (>= 0).
-      input_window_sizes: window extent per dimension (>= 1, inside the input).
-      input_window_strides: nonzero step per dimension; negative copies from the window's end.
+      input_window_offsets: window start per dimension (UINT: 0 to 2^32 - 1).
+      input_window_sizes: window extent per dimension (UINT, >= 1, inside the input).
+      input_window_strides: nonzero step per dimension (INT: -2^31 to 2^31 - 1); negative
+        copies from the window's end.
     """
 
     input_tensor: TensorDesc
@@ -200,7 +202,7 @@ class Slice1OperatorDesc:
 
 @dataclasses.dataclass(frozen=True)
 class RandomGeneratorOperatorDesc:
-    """DML_RANDOM_GENERATOR_OPERATOR_DESC: Philox 4x32-10 bits from a 6-word state (seed 003).
+    """DML_RANDOM_GENERATOR_OPERATOR_DESC: Philox 4x32-10 bits from a 6-word state.
 
     Semantics from `dmljax.random_generator`: output element ``n`` is word ``n % 4`` of the
     block at ``counter + n // 4``; the output state is the counter advanced by

@@ -1,4 +1,4 @@
-"""Scatter (DML_SCATTER_OPERATOR_DESC = ScatterElements, SPEC §2, seed 000).
+"""Scatter (DML_SCATTER_OPERATOR_DESC = ONNX ScatterElements without reduction).
 
 The public function validates the static facts, checks concrete indices, then calls
 `_scatter_impl`, the one array function holding the semantics: a single element-wise
@@ -13,12 +13,14 @@ import functools
 from typing import Any
 
 import jax
+import numpy as np
 from jax import lax
 
 from dmljax._dtypes import DataType
 from dmljax._errors import fail
 from dmljax._feature_levels import FeatureLevel
 from dmljax._formulation import cpu_or_plain, flat_positions, use_flat
+from dmljax._index_checks import call_checked, checkify_in_bounds, prepare_indices
 from dmljax._indices import (
     MAX_DIMENSIONS,
     IndexMode,
@@ -26,10 +28,8 @@ from dmljax._indices import (
     as_indices,
     check_axis,
     check_axis_size,
-    check_concrete,
     check_elements_shape,
     check_rank,
-    checkify_in_bounds,
     lax_mode,
     normalize,
     resolve_mode,
@@ -59,8 +59,10 @@ def scatter(input: Any, indices: Any, updates: Any, axis: int = 0, *, mode: Any 
     `gather_elements`. Negative indices of signed types count from the end of the axis.
 
     Out-of-range indices: concrete ones raise `IndexError` (``mode`` None or "checked");
-    traced ones are dropped by default, the input element staying (see
-    `dmljax._indices.IndexMode`; ``"clip"`` writes at the clamped position instead).
+    traced ones are dropped by default, the input element staying (`dmljax.IndexMode`:
+    ``"clip"`` writes at the clamped position instead). Every index type is exact at its
+    full width (a 64-bit index is never truncated to 32 bits), on axes of up to 2^32 - 1
+    elements.
 
     Duplicate indices (two updates to one output element) are invalid input: DirectML does
     not say which write wins, and neither does dmljax. scatter tells XLA the indices are
@@ -75,17 +77,21 @@ def scatter(input: Any, indices: Any, updates: Any, axis: int = 0, *, mode: Any 
       input: array of 1 to 8 dimensions, any `DataType`.
       indices: int32, int64, uint32 or uint64 array of ``input``'s rank;
         ``indices.shape[d] == input.shape[d]`` for every ``d != axis``.
-      updates: array of ``indices.shape`` and ``input``'s dtype.
+      updates: array of ``indices.shape`` and ``input``'s dtype. Host values (NumPy arrays,
+        Python numbers) of the 64-bit type of a 32-bit ``input`` (float64 for float32, ...)
+        are converted to it whether ``jax_enable_x64`` is on or off; integers must fit.
       axis: the axis to scatter along, in ``[-r, r)``.
-      mode: ``None`` (check concrete indices, else drop), ``"clip"``, ``"fill"``/``"drop"``,
-        ``"promise_in_bounds"`` or ``"checked"``.
+      mode: ``None`` (check concrete indices, else drop), or a `dmljax.IndexMode` or its
+        string: ``"clip"``, ``"fill"``/``"drop"``, ``"promise_in_bounds"`` or ``"checked"``.
 
     Returns:
       Array of ``input``'s shape and type.
 
     Raises:
-      ValidationError: a rank, shape, ``axis`` or ``mode`` breaks its rule.
-      TypeError: an unsupported type, or ``updates.dtype != input.dtype``.
+      ValidationError: a rank, shape, ``axis`` or ``mode`` breaks its rule, or a 64-bit
+        host update does not fit ``input``'s integer type.
+      TypeError: an unsupported type, or ``updates.dtype != input.dtype`` (64-bit host
+        values for a 32-bit input excepted).
       IndexError: concrete indices hold a value out of range (``mode`` None or "checked").
 
     Examples:
@@ -105,21 +111,52 @@ def scatter(input: Any, indices: Any, updates: Any, axis: int = 0, *, mode: Any 
     check_rank(op, "input", input.shape)
     axis = check_axis(op, axis, input.ndim, f"input shape {input.shape}")
     policy = resolve_mode(op, mode, IndexMode.FILL)
-    indices, values = as_indices(op, indices, need_values=policy.eager_check)
-    updates = as_data(op, "updates", updates)
+    indices = as_indices(op, indices)
+    updates = _as_updates(op, updates, input.dtype)
     check_elements_shape(op, input.shape, indices.shape, axis, "input")
     check_axis_size(op, "input", input.shape, axis)
     if updates.shape != indices.shape:
         raise fail(op, "updates.shape", f"equal indices.shape {indices.shape}", updates.shape)
-    if updates.dtype != input.dtype:
-        raise type_fail(op, "updates.dtype", f"equal input.dtype ({input.dtype})", updates.dtype)
-    if values is not None:
-        check_concrete(op, values, input.shape[axis], axis)
-    checked = policy.checkify and values is None
-    return _scatter_impl(input, indices, updates, axis=axis, mode=policy.mode, checked=checked)
+    size = input.shape[axis]
+    indices, due = prepare_indices(op, indices, size, axis, policy)
+    checked = policy.checkify and isinstance(indices, jax.core.Tracer)
+    args = (input, indices, updates)
+    return call_checked(op, _scatter_impl, args, due, axis=axis, mode=policy.mode, checked=checked)
 
 
 scatter_elements = scatter
+
+# The type JAX gives a host array with ``jax_enable_x64`` off: 64-bit host updates for a
+# 32-bit input are converted as JAX converts them without x64, whatever the setting.
+_X64_OFF = {np.dtype(k): np.dtype(v) for k, v in [("float64", "float32"), ("int64", "int32"), ("uint64", "uint32")]}
+_X64_OFF[np.dtype("complex128")] = np.dtype("complex64")
+
+
+def _as_updates(op: str, updates: Any, dtype: np.dtype) -> jax.Array:
+    """``updates`` as a JAX array of the input's ``dtype`` (DirectML: the same data type).
+
+    JAX arrays must have ``dtype``. Host values (NumPy arrays, Python numbers) of the 64-bit
+    type of a 32-bit ``dtype`` are converted to it with x64 on or off alike, as JAX converts
+    them with x64 off; integers must fit.
+
+    Raises:
+      TypeError: the types differ otherwise.
+      ValidationError: a 64-bit integer value does not fit ``dtype``.
+    """
+    if not isinstance(updates, jax.Array):
+        host = np.asarray(updates)
+        if host.dtype != dtype and _X64_OFF.get(host.dtype) == dtype:
+            if dtype.kind in "iu" and host.size:
+                info = np.iinfo(dtype)
+                low, high = int(host.min()), int(host.max())
+                if low < info.min or high > info.max:
+                    value = low if low < info.min else high
+                    raise fail(op, "updates", f"hold values that fit input.dtype {dtype}", value, "64-bit host values")
+            updates = host.astype(dtype)
+    updates = as_data(op, "updates", updates)
+    if updates.dtype != dtype:
+        raise type_fail(op, "updates.dtype", f"equal input.dtype ({dtype})", updates.dtype)
+    return updates
 
 
 @functools.partial(jax.jit, static_argnames=("axis", "mode", "checked"))

@@ -1,4 +1,4 @@
-"""Slice1 (DML_SLICE1_OPERATOR_DESC, SPEC §3, seed 001): strided windows, negative strides.
+"""Slice1 (DML_SLICE1_OPERATOR_DESC): strided windows, negative strides.
 
 The public function validates the window (Python ints, static), then calls `_slice1_impl`,
 the one array function holding the semantics: a `lax.slice` of the copied elements and a
@@ -16,7 +16,7 @@ from jax import lax
 
 from dmljax._errors import fail
 from dmljax._feature_levels import FeatureLevel
-from dmljax._indices import MAX_DIMENSIONS, as_data, check_rank
+from dmljax._indices import INT32_MAX, MAX_DIMENSIONS, UINT32_MAX, as_data, check_rank
 from dmljax._support import FL2_1_DATA_TYPES, FL4_1_DATA_TYPES, SupportRow
 
 __all__ = ["slice1", "SLICE1_SUPPORT", "check_window_rules"]
@@ -85,10 +85,13 @@ def _int_tuple(values: Any, param: str, rank: int, context: str) -> tuple[int, .
         raise fail("slice1", param, "be a sequence of integers", values, context) from None
     if len(items) != rank:
         raise fail("slice1", param, f"have one entry per dimension ({rank})", items, context)
+    symbolic_ok = param != "strides"  # a window may span a `jax.export` symbolic dimension
     for i, item in enumerate(items):
+        if symbolic_ok and jax.export.is_symbolic_dim(item):
+            continue
         if isinstance(item, bool) or not hasattr(item, "__index__"):
             raise fail("slice1", f"{param}[{i}]", "be a Python integer", item, context)
-    return tuple(int(item) for item in items)
+    return tuple(item if jax.export.is_symbolic_dim(item) else int(item) for item in items)
 
 
 def _check_window(
@@ -109,6 +112,11 @@ def _check_window(
     return offsets, sizes, strides, output_sizes if output_sizes is not None else max_out
 
 
+# DML_SLICE1_OPERATOR_DESC's member types (seed 001): InputWindowOffsets and InputWindowSizes
+# are UINT arrays, InputWindowStrides an INT array, OutputTensor sizes UINT: 32 bits each.
+UINT_RANGE = (0, UINT32_MAX)
+INT_RANGE = (-INT32_MAX - 1, INT32_MAX)
+
 # The window's parameter names in `slice1`'s signature; the descriptor layer passes DirectML's.
 WINDOW_NAMES = {"offsets": "offsets", "sizes": "sizes", "strides": "strides", "output_sizes": "output_sizes"}
 
@@ -125,8 +133,9 @@ def check_window_rules(
 ) -> tuple[int, ...]:
     """DML_SLICE1's window rules (seed 001), one dimension at a time; the one place they live.
 
-    Each window is non-empty, inside the input and has a nonzero stride; each output size is
-    in ``[1, 1 + (sizes[i] - 1) // |strides[i]|]``. ``error(param, rule, value, context)``
+    Every value fits its DirectML type (offsets, sizes and output sizes UINT, strides INT:
+    32 bits). Each window is non-empty, inside the input and has a nonzero stride; each
+    output size is in ``[1, 1 + (sizes[i] - 1) // |strides[i]|]``. ``error(param, rule, value, context)``
     builds the exception to raise, named with ``names`` (`slice1`'s or the descriptor's).
 
     Returns:
@@ -134,23 +143,37 @@ def check_window_rules(
     """
     context = f"{shape_name} {shape}"
     off, size_, stride_, out_ = (names[k] for k in ("offsets", "sizes", "strides", "output_sizes"))
+    ranges = ((off, offsets, UINT_RANGE), (size_, sizes, UINT_RANGE), (stride_, strides, INT_RANGE))
+    for name, values, (low, high) in (*ranges, (out_, output_sizes or (), UINT_RANGE)):
+        for i, value in enumerate(values):
+            if not jax.export.is_symbolic_dim(value) and (value > high or value < low < 0):  # UINT < 0: below
+                kind = "INT" if low else "UINT"
+                raise error(f"{name}[{i}]", f"be in [{low}, {high}] (DirectML {kind}, 32 bits)", value, context)
     max_out = []
     for i, (dim, offset, size, stride) in enumerate(zip(shape, offsets, sizes, strides, strict=True)):
-        if offset < 0:
+        if _may_be_below(offset, 0):
             raise error(f"{off}[{i}]", "be >= 0", offset, context)
-        if size < 1:
+        if _may_be_below(size, 1):
             raise error(f"{size_}[{i}]", "be >= 1 (a non-empty window)", size, context)
-        if offset + size > dim:
+        if _may_be_below(dim, offset + size):
             rule = f"keep the window inside the input: {off}[{i}] + {size_}[{i}] <= {dim}"
             raise error(f"{size_}[{i}]", rule, size, f"{off}[{i}]={offset}, {context}")
         if stride == 0:
             raise error(f"{stride_}[{i}]", "be nonzero", stride, context)
         max_out.append(1 + (size - 1) // abs(stride))
     for i, (out, limit) in enumerate(zip(output_sizes or (), max_out, strict=False)):
-        if not 1 <= out <= limit:
+        if _may_be_below(out, 1) or _may_be_below(limit, out):
             rule = f"be in [1, {limit}] (1 + ({size_}[{i}] - 1) // |{stride_}[{i}]|)"
             raise error(f"{out_}[{i}]", rule, out, context)
     return tuple(max_out)
+
+
+def _may_be_below(value: Any, bound: Any) -> bool:
+    """``value < bound``; with `jax.export` symbolic sizes, whether it holds for some size."""
+    try:
+        return bool(value < bound)
+    except jax.errors.InconclusiveDimensionOperation:
+        return True
 
 
 @functools.partial(jax.jit, static_argnames=("offsets", "sizes", "strides", "output_sizes"))
@@ -166,9 +189,9 @@ def _slice1_impl(
     starts, limits = [], []
     for offset, size, stride, out in zip(offsets, sizes, strides, output_sizes, strict=True):
         first = offset if stride > 0 else offset + size - 1  # the window element copied first
-        last = first + stride * (out - 1)  # the element copied last
-        starts.append(min(first, last))
-        limits.append(max(first, last) + 1)
+        last = first + stride * (out - 1)  # the element copied last (by the stride's sign: no min/max
+        starts.append(first if stride > 0 else last)  # of possibly symbolic sizes)
+        limits.append((last if stride > 0 else first) + 1)
     steps = tuple(abs(s) for s in strides)
     window = lax.slice(input, tuple(starts), tuple(limits), steps if any(s != 1 for s in steps) else None)
     reversed_dims = tuple(d for d, stride in enumerate(strides) if stride < 0)

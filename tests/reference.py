@@ -63,40 +63,52 @@ def _wrap(index, size: int) -> int:
     return index
 
 
-def scatter(data: np.ndarray, indices: np.ndarray, updates: np.ndarray, axis: int) -> np.ndarray:
-    """``output = data``; ``output[p with p[axis] = indices[p]] = updates[p]`` for every ``p``."""
+def _position(index, size: int, mode) -> int | None:
+    """Where an index lands: ``mode=None`` demands an in-range index; else as `source`."""
+    return _wrap(index, size) if mode is None else source(index, size, mode)
+
+
+def scatter(data: np.ndarray, indices: np.ndarray, updates: np.ndarray, axis: int, mode=None) -> np.ndarray:
+    """``output = data``; ``output[p with p[axis] = indices[p]] = updates[p]`` for every ``p``.
+
+    ``mode`` "clip" writes at the clamped position, "fill" drops the update (see `source`).
+    """
     out = data.copy()
     for p in np.ndindex(*indices.shape):
         target = list(p)
-        target[axis] = _wrap(indices[p], data.shape[axis])
-        out[tuple(target)] = updates[p]
+        target[axis] = _position(indices[p], data.shape[axis], mode)
+        if target[axis] is not None:
+            out[tuple(target)] = updates[p]
     return out
 
 
-def gather_elements(data: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
-    """``output[p] = data[p with p[axis] = indices[p]]``."""
+def gather_elements(data: np.ndarray, indices: np.ndarray, axis: int, mode=None) -> np.ndarray:
+    """``output[p] = data[p with p[axis] = indices[p]]``; "fill" reads 0 for a bad index."""
     out = np.empty(indices.shape, dtype=data.dtype)
     for p in np.ndindex(*indices.shape):
-        source = list(p)
-        source[axis] = _wrap(indices[p], data.shape[axis])
-        out[p] = data[tuple(source)]
+        source_ = list(p)
+        source_[axis] = _position(indices[p], data.shape[axis], mode)
+        out[p] = 0 if source_[axis] is None else data[tuple(source_)]
     return out
 
 
-def gather(data: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
-    """ONNX Gather: ``output[j.., i.., k..] = data[j.., indices[i..], k..]``."""
+def gather(data: np.ndarray, indices: np.ndarray, axis: int, mode=None) -> np.ndarray:
+    """ONNX Gather: ``output[j.., i.., k..] = data[j.., indices[i..], k..]``; modes as `gather_elements`."""
     q = indices.ndim
     out_shape = data.shape[:axis] + indices.shape + data.shape[axis + 1 :]
     out = np.empty(out_shape, dtype=data.dtype)
     for c in np.ndindex(*out_shape):
         i = c[axis : axis + q]
-        source = c[:axis] + (_wrap(indices[i], data.shape[axis]),) + c[axis + q :]
-        out[c] = data[source]
+        position = _position(indices[i], data.shape[axis], mode)
+        out[c] = 0 if position is None else data[c[:axis] + (position,) + c[axis + q :]]
     return out
 
 
-def _source(index, size: int, mode: str) -> int | None:
-    """Where an index reads under ``mode``: "clip" clamps into the axis, "fill" reads nothing."""
+def source(index, size: int, mode: str) -> int | None:
+    """Where an index reads under ``mode``: "clip" clamps into the axis, "fill" reads nothing.
+
+    Python integers: exact for every index type and axis length.
+    """
     index = int(index)
     if index < 0:
         index += size
@@ -110,9 +122,9 @@ def gather_grad(shape, indices: np.ndarray, cotangent: np.ndarray, axis: int, mo
     q = indices.ndim
     grad = np.zeros(shape, cotangent.dtype)
     for c in np.ndindex(*cotangent.shape):
-        source = _source(indices[c[axis : axis + q]], shape[axis], mode)
-        if source is not None:
-            grad[c[:axis] + (source,) + c[axis + q :]] += cotangent[c]
+        position = source(indices[c[axis : axis + q]], shape[axis], mode)
+        if position is not None:
+            grad[c[:axis] + (position,) + c[axis + q :]] += cotangent[c]
     return grad
 
 
@@ -120,9 +132,9 @@ def gather_elements_grad(shape, indices: np.ndarray, cotangent: np.ndarray, axis
     """Gradient of ``sum(gather_elements(data, indices, axis) * cotangent)`` in ``data``."""
     grad = np.zeros(shape, cotangent.dtype)
     for p in np.ndindex(*indices.shape):
-        source = _source(indices[p], shape[axis], mode)
-        if source is not None:
-            grad[p[:axis] + (source,) + p[axis + 1 :]] += cotangent[p]
+        position = source(indices[p], shape[axis], mode)
+        if position is not None:
+            grad[p[:axis] + (position,) + p[axis + 1 :]] += cotangent[p]
     return grad
 
 

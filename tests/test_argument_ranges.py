@@ -1,0 +1,107 @@
+"""Every integer argument against the type DirectML gives it; errors name what the user called."""
+
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import dmljax
+from dmljax import FeatureLevel, ScatterOperatorDesc, Slice1OperatorDesc, TensorDesc, ValidationError
+
+
+@pytest.mark.parametrize(
+    ("window", "message"),
+    [
+        (
+            ((0,), (8,), (2**63,)),
+            "strides[0] must be in [-2147483648, 2147483647] (DirectML INT, 32 bits); "
+            "got strides[0]=9223372036854775808",
+        ),
+        (
+            ((0,), (8,), (-(2**63),)),
+            "strides[0] must be in [-2147483648, 2147483647] (DirectML INT, 32 bits); "
+            "got strides[0]=-9223372036854775808",
+        ),
+        (((0,), (8,), (2**31,)), "strides[0] must be in [-2147483648, 2147483647]"),
+        (
+            ((2**32,), (8,), (1,)),
+            "offsets[0] must be in [0, 4294967295] (DirectML UINT, 32 bits); got offsets[0]=4294967296",
+        ),
+        (
+            ((0,), (2**32,), (1,)),
+            "sizes[0] must be in [0, 4294967295] (DirectML UINT, 32 bits); got sizes[0]=4294967296",
+        ),
+    ],
+    ids=["stride 2^63", "stride -2^63", "stride 2^31", "offset 2^32", "size 2^32"],
+)
+def test_slice1_window_values_fit_directml_types(window, message):
+    with pytest.raises(ValidationError, match=re.escape(f"slice1: {message}")):
+        dmljax.slice1(jnp.zeros(8), *window)
+    with pytest.raises(ValidationError, match=re.escape(f"slice1: {message}")):
+        jax.jit(lambda x: dmljax.slice1(x, *window))(jnp.zeros(8))
+
+
+def test_slice1_extreme_valid_strides():
+    x = jnp.arange(8)
+    np.testing.assert_array_equal(dmljax.slice1(x, (0,), (8,), (-(2**31),)), [7])
+    np.testing.assert_array_equal(dmljax.slice1(x, (0,), (8,), (2**31 - 1,)), [0])
+
+
+@pytest.mark.parametrize(
+    ("member", "window", "value"),
+    [
+        ("input_window_strides[0]", ((0,), (8,), (2**31,)), 2**31),
+        ("input_window_strides[0]", ((0,), (8,), (-(2**31) - 1,)), -(2**31) - 1),
+        ("input_window_strides[0]", ((0,), (8,), (2**63,)), 2**63),
+        ("input_window_offsets[0]", ((2**32,), (8,), (1,)), 2**32),
+    ],
+)
+def test_slice1_desc_values_fit_directml_types_at_compile_operator(member, window, value):
+    desc = Slice1OperatorDesc(TensorDesc("float32", (8,)), TensorDesc("float32", (1,)), *window)
+    kind = "INT" if "strides" in member else "UINT"
+    with pytest.raises(ValidationError, match=re.escape(f"Slice1OperatorDesc: {member} must be in [")) as info:
+        dmljax.compile_operator(desc, FeatureLevel.FL_3_0)
+    assert f"(DirectML {kind}, 32 bits); got {member}={value} " in str(info.value)
+    assert "feature level 3.0" in str(info.value)
+
+
+def test_compiled_operator_called_with_none_names_the_buffer():
+    data, index = TensorDesc("float32", (5,)), TensorDesc("uint32", (2,))
+    op = dmljax.compile_operator(ScatterOperatorDesc(data, index, TensorDesc("float32", (2,)), data, axis=0))
+    pattern = (
+        r"ScatterOperatorDesc: input_buffer must be a 1-D array of FLOAT32 \(a flat buffer\); got input_buffer=None\."
+    )
+    with pytest.raises(TypeError, match=pattern):
+        op(None, np.zeros(2, np.uint32), np.zeros(2, np.float32))
+    with pytest.raises(TypeError, match=r"ScatterOperatorDesc: updates_buffer must be a 1-D array of FLOAT32"):
+        op(np.zeros(5, np.float32), np.zeros(2, np.uint32), None)
+
+
+@pytest.mark.parametrize("x64_on", [False, True])
+def test_scatter_host_updates_behave_the_same_with_x64_on_and_off(x64_on):
+    with jax.enable_x64(x64_on):
+        out = dmljax.scatter(jnp.zeros(3, jnp.float32), np.array([1]), np.array([1.5]))
+        assert out.dtype == np.float32 and out.tolist() == [0.0, 1.5, 0.0]
+        out = dmljax.scatter(jnp.zeros(3, jnp.int32), np.array([2]), np.array([-7]))
+        assert out.dtype == np.int32 and out.tolist() == [0, 0, -7]
+        with pytest.raises(ValidationError, match=r"scatter: updates must hold values that fit input.dtype int32"):
+            dmljax.scatter(jnp.zeros(3, jnp.int32), np.array([2]), np.array([2**40]))
+        with pytest.raises(TypeError, match=r"scatter: updates.dtype must equal input.dtype \(float32\)"):
+            dmljax.scatter(jnp.zeros(3, jnp.float32), np.array([1]), jnp.array([1], jnp.int32))
+
+
+def test_scatter_jax_float64_updates_with_x64_must_match(x64):
+    with pytest.raises(
+        TypeError,
+        match=r"scatter: updates.dtype must equal input.dtype \(float32\); got updates.dtype=dtype\('float64'\)",
+    ):
+        dmljax.scatter(jnp.zeros(3, jnp.float32), np.array([1]), jnp.array([1.5], jnp.float64))
+
+
+def test_index_mode_is_public():
+    assert dmljax.IndexMode.FILL is dmljax.IndexMode.from_any("drop")
+    assert "dmljax.IndexMode" in dmljax.gather.__doc__ and "dmljax.IndexMode" in dmljax.scatter.__doc__
+    for fun in (dmljax.gather, dmljax.gather_elements, dmljax.scatter, dmljax.slice1, dmljax.IndexMode):
+        assert "SPEC" not in fun.__doc__ and "seed 0" not in fun.__doc__

@@ -1,0 +1,135 @@
+"""Eager index checks on sharded indices: 8 host devices, in one process and across two processes.
+
+The default ``mode=None`` checks concrete indices. On sharded arrays the check must work when
+the indices span devices of other processes, and must never copy the whole array to one host:
+it is a min/max in the operator's own program, two replicated scalars every process reads.
+"""
+
+import json
+import os
+import pathlib
+import socket
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+# Shared by both scripts: `PID` (the process index) and `ROWS_PER_PROCESS` are set before it runs.
+OPERATORS = textwrap.dedent(
+    """
+    import json
+    import jax, numpy as np
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    import dmljax
+
+    sharding = NamedSharding(Mesh(np.array(jax.devices()), ("x",)), P("x"))
+    rows = ROWS_PER_PROCESS * jax.process_count()
+    x = np.arange(rows * 8, dtype=np.float32).reshape(rows, 8)
+    index = (np.arange(rows * 8).reshape(rows, 8) * 5 % 8).astype(np.int32)
+    updates = -x
+
+    def spread(a):  # each process holds its own rows
+        mine = a[PID * ROWS_PER_PROCESS : (PID + 1) * ROWS_PER_PROCESS]
+        return jax.make_array_from_process_local_data(sharding, mine, a.shape)
+
+    def local(a):  # the rows this process holds
+        shards = sorted(a.addressable_shards, key=lambda s: s.index[0].start)
+        return np.concatenate([np.asarray(s.data) for s in shards])
+
+    mine = slice(PID * ROWS_PER_PROCESS, (PID + 1) * ROWS_PER_PROCESS)
+    data, indices = spread(x), spread(index)
+    result = {"addressable": indices.is_fully_addressable, "devices": len(jax.devices())}
+    # Witness of every device-to-host fetch (jax.transfer_guard does not act on CPU): JAX's
+    # private ArrayImpl._value, through which np.asarray, int(), .tolist() and jax.device_get all go.
+    from jax._src import array as _array
+    fetched, _fetch = [], _array.ArrayImpl._value.fget
+    _array.ArrayImpl._value = property(lambda self: fetched.append(self.size) or _fetch(self))
+    gathered = dmljax.gather_elements(data, indices, axis=1)
+    scattered = dmljax.scatter(data, spread(index[:, :1]), spread(updates[:, :1]), axis=1)
+    result["largest_fetch"] = max(fetched, default=0)
+    expected = np.take_along_axis(x, index, 1)
+    scatter_expected = x.copy()
+    scatter_expected[np.arange(rows), index[:, 0]] = updates[:, 0]
+    result["gather_elements"] = bool(np.array_equal(local(gathered), expected[mine]))
+    result["scatter"] = bool(np.array_equal(local(scattered), scatter_expected[mine]))
+    bad = index.copy()
+    bad[rows - 3, 5] = 9
+    bad[rows - 1, 0] = -20
+    result["errors"] = []
+    for name, call in [
+        ("gather_elements", lambda i: dmljax.gather_elements(data, i, axis=1)),
+        ("scatter", lambda i: dmljax.scatter(data, i, spread(updates), axis=1)),
+    ]:
+        try:
+            call(spread(bad))
+            result["errors"].append(None)
+        except IndexError as error:
+            result["errors"].append(str(error))
+    print(json.dumps(result))
+    """
+)
+
+
+def _env(devices: int) -> dict[str, str]:
+    env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}", JAX_PLATFORMS="cpu")
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    return env
+
+
+def _check(result: dict, rows: int) -> None:
+    assert result["devices"] == 8
+    assert result["largest_fetch"] <= 2  # [min, max] of the indices, never the indices
+    assert result["gather_elements"] and result["scatter"]
+    for op, message in zip(("gather_elements", "scatter"), result["errors"], strict=True):
+        assert message == (
+            f"{op}: index 9 is out of bounds for axis 1 with size 8 (indices[{rows - 3}, 5]; valid range [-8, 7])."
+        )
+
+
+def test_one_process_eight_devices():
+    script = f"PID, ROWS_PER_PROCESS = 0, 16\n{OPERATORS}"
+    done = subprocess.run([sys.executable, "-c", script], env=_env(8), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["addressable"]
+    _check(result, 16)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_two_processes_four_devices_each():
+    port = _free_port()
+    setup = textwrap.dedent(
+        f"""
+        import sys
+        import jax
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+        PID, ROWS_PER_PROCESS = int(sys.argv[1]), 8
+        jax.distributed.initialize(coordinator_address="127.0.0.1:{port}", num_processes=2, process_id=PID)
+        """
+    )
+    run = [sys.executable, "-c", setup + OPERATORS]
+    workers = [
+        subprocess.Popen([*run, str(pid)], env=_env(4), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for pid in (0, 1)
+    ]
+    outputs = []
+    for worker in workers:
+        try:
+            stdout, stderr = worker.communicate(timeout=300)
+        except subprocess.TimeoutExpired:
+            for w in workers:
+                w.kill()
+            pytest.fail("a worker process timed out")
+        assert worker.returncode == 0, stderr[-3000:]
+        outputs.append(json.loads(stdout.strip().splitlines()[-1]))
+    for result in outputs:
+        assert not result["addressable"]  # the indices span the other process's devices
+        _check(result, 16)
