@@ -36,7 +36,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from dmljax._formulation import clamped, concrete, flat_positions
-from dmljax._indices import IndexMode
+from dmljax._indices import IndexMode, gather_in_mode
 
 __all__ = ["ROWS_MAX_INNER", "flat_tangent", "linear_in_data", "rows_tangent", "use_rows"]
 
@@ -77,9 +77,8 @@ def _take_leading(operand: jax.Array, index: jax.Array, mode: IndexMode) -> jax.
     dnums = lax.GatherDimensionNumbers(
         offset_dims=tuple(range(1, operand.ndim)), collapsed_slice_dims=(0,), start_index_map=(0,)
     )
-    fill = mode is IndexMode.FILL
-    lax_mode = lax.GatherScatterMode.FILL_OR_DROP if fill else lax.GatherScatterMode.PROMISE_IN_BOUNDS
-    return lax.gather(operand, index[:, None], dnums, (1, *operand.shape[1:]), mode=lax_mode, fill_value=0)
+    inner = mode if mode is IndexMode.FILL else IndexMode.PROMISE_IN_BOUNDS  # other modes: clamped already
+    return gather_in_mode(operand, index[:, None], dnums, (1, *operand.shape[1:]), inner)
 
 
 def rows_tangent(data_dot: jax.Array, index: jax.Array, *, axis: int, mode: IndexMode) -> jax.Array:

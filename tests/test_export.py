@@ -65,11 +65,6 @@ CASES = {
         (("b, 16", (16,)), "int32"),
     ),
 }
-XFAIL = {
-    "gather_elements": pytest.mark.xfail(
-        strict=True, reason="needs the sharding branch's _gather_grad (use_flat compares a symbolic size)"
-    ),
-}
 
 
 def _specs_and_args(name, batch, rng):
@@ -89,7 +84,7 @@ def _specs_and_args(name, batch, rng):
     return fun, specs, args
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=XFAIL.get(n, ())) for n in CASES])
+@pytest.mark.parametrize("name", list(CASES))
 def test_symbolic_batch_exports_serialises_and_runs(name):
     rng = np.random.default_rng(0)
     fun, specs, _ = _specs_and_args(name, 3, rng)
