@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import jax
 import jax.extend
@@ -40,7 +40,7 @@ from jaxlib.mlir.dialects import stablehlo
 
 from dmljax._errors import fail
 
-__all__ = ["philox4x32_10", "add_128", "block_planes", "interleave", "num_blocks", "stream"]
+__all__ = ["philox4x32_10", "add_128", "block_planes", "interleave", "num_blocks", "rows", "stream", "tile"]
 
 # Random123 philox.h: PHILOX_M4x32_0 and PHILOX_M4x32_1, the round multipliers.
 PHILOX_M4X32_0 = np.uint32(0xD2511F53)
@@ -166,13 +166,24 @@ def _philox4x32_10(counter: jax.Array, key: jax.Array) -> jax.Array:
     return jnp.stack(_rounds(x, *k), axis=-1)
 
 
-def _linear_iota(shape: Sequence[int]) -> jax.Array:
-    """uint32 row-major linear index of every element of ``shape``, built from per-axis iotas."""
-    index = jnp.zeros(shape, jnp.uint32)
-    for axis, stride in enumerate(np.cumprod((1, *shape[:0:-1]))[::-1]):
-        axis_iota = lax.broadcasted_iota(jnp.uint32, tuple(shape), axis)
+def _linear_iota(shape: Sequence[int], strides: Sequence[int] | None = None) -> jax.Array:
+    """uint32 ``sum(i_d * strides[d])`` for every index ``i`` of ``shape`` (row-major strides by default)."""
+    shape = tuple(shape)
+    if strides is None:
+        strides = tuple(int(s) for s in np.cumprod((1, *shape[:0:-1]))[::-1])
+    index = lax.full(shape, np.uint32(0), jnp.uint32)
+    for axis, stride in enumerate(strides):
+        axis_iota = lax.broadcasted_iota(jnp.uint32, shape, axis)
         index = index + axis_iota * np.uint32(stride) if stride != 1 else index + axis_iota
     return index
+
+
+def _planes(counter: Words, key: Words, blocks: jax.Array) -> Words:
+    """The four words of the blocks ``counter + blocks`` (uint32 offsets), all four from one reduce loop."""
+    words = _rounds(add_128(counter, blocks), *key)
+    zero = np.uint32(0)
+    padded = tuple(lax.pad(w[..., None], zero, [(0, 0, 0)] * blocks.ndim + [(0, 1, 0)]) for w in words)
+    return tuple(lax.reduce(padded, (zero,) * 4, _or_pairs, (blocks.ndim,)))
 
 
 def block_planes(counter: Words, key: Words, shape: Sequence[int]) -> Words:
@@ -181,12 +192,7 @@ def block_planes(counter: Words, key: Words, shape: Sequence[int]) -> Words:
     One variadic reduce computes all four words of a block in one loop iteration (see the
     module docstring); the result is four uint32 arrays of ``shape``.
     """
-    shape = tuple(shape)
-    words = _rounds(add_128(counter, _linear_iota(shape)), *key)
-    zero = np.uint32(0)
-    padded = tuple(lax.pad(w[..., None], zero, [(0, 0, 0)] * len(shape) + [(0, 1, 0)]) for w in words)
-    planes = lax.reduce(padded, (zero,) * 4, _or_pairs, (len(shape),))
-    return tuple(planes)
+    return _planes(counter, key, _linear_iota(shape))
 
 
 def _or_pairs(a: Words, b: Words) -> Words:
@@ -205,28 +211,130 @@ def interleave(planes: Words) -> jax.Array:
     return out.reshape(*lead, m * k)
 
 
-def _per_element(counter: Words, key: Words, shape: tuple[int, ...]) -> jax.Array:
-    """Each element computes its own block and keeps word ``n % 4`` (any shape, 4x the arithmetic)."""
-    n = _linear_iota(shape)
-    words = _rounds(add_128(counter, n >> 2), *key)
-    lane = n & np.uint32(3)
-    out = words[3]
-    for j in (2, 1, 0):
-        out = jnp.where(lane == j, words[j], out)
+PerBlock = Callable[[Words], Words]
+# Unaligned rows shorter than this compute each element's block (`_per_element`): the
+# block grid of `rows` would add up to two blocks a row, more than such a row holds.
+SHORT_ROW = 64
+
+
+def values_per_block(per_block: PerBlock) -> int:
+    """How many values ``per_block`` makes of one block's four words."""
+    return len(jax.eval_shape(per_block, (jax.ShapeDtypeStruct((), jnp.uint32),) * 4))
+
+
+def _words(words: Words) -> Words:
+    return words
+
+
+def rows(
+    counter: Words, key: Words, first: jax.Array, length: int, per_block: PerBlock = _words, *, aligned: bool
+) -> jax.Array:
+    """Rows of stream values: ``out[..., c]`` is value ``first[...] + c`` of the stream.
+
+    ``per_block`` maps the four words of a block to its ``v`` values in stream order
+    (the words themselves by default, ``v = 4``), so value ``n`` is value ``n % v`` of
+    block ``counter + n // v``. Each row computes the ``ceil(length / v)`` blocks it
+    starts in (one more when it starts inside a block), never another row's.
+
+    Args:
+      counter, key: the state's counter words and key words.
+      first: uint32 array of the rows' shape: the stream index of each row's first value.
+      length: values per row.
+      per_block: four word arrays -> ``v`` value arrays.
+      aligned: a static promise that every ``first`` is a multiple of ``v`` (rows start
+        at a block); otherwise each row selects its values with a shift of ``first % v``.
+
+    Returns:
+      Array of shape ``first.shape + (length,)``.
+    """
+    lead = first.shape
+    v = values_per_block(per_block)
+    if not aligned and length < SHORT_ROW:
+        return _per_element(counter, key, first, length, per_block)
+    m = -(-length // v) + (0 if aligned else 1)
+    grid = (*lead, m)
+    start = lax.broadcast_in_dim(first // np.uint32(v), grid, tuple(range(len(lead))))
+    values = per_block(_planes(counter, key, start + lax.broadcasted_iota(jnp.uint32, grid, len(lead))))
+    if not aligned:
+        values = _shift(values, lax.rem(first, np.uint32(v)))
+    out = interleave(values)
+    return out if out.shape[-1] == length else out[..., :length]
+
+
+def _per_element(counter: Words, key: Words, first: jax.Array, length: int, per_block: PerBlock) -> jax.Array:
+    """Each element computes its own block and keeps its value (short unaligned rows: no block grid)."""
+    shape = (*first.shape, length)
+    n = lax.broadcast_in_dim(first, shape, tuple(range(first.ndim))) + lax.broadcasted_iota(
+        jnp.uint32, shape, first.ndim
+    )
+    v = values_per_block(per_block)
+    values = per_block(_rounds(add_128(counter, n // np.uint32(v)), *key))
+    lane = lax.rem(n, np.uint32(v))
+    out = values[-1]
+    for j in range(v - 2, -1, -1):
+        out = jnp.where(lane == j, values[j], out)
     return out
 
 
-def stream(counter: Words, key: Words, shape: Sequence[int]) -> jax.Array:
-    """uint32 array of ``shape``: element n (row-major) is word n % 4 of block ``counter + n // 4``.
+def _shift(values: Words, shift: jax.Array) -> Words:
+    """Per row, value plane ``l`` at block ``j`` becomes the value ``l + shift`` places on: planes one block shorter."""
+    v = len(values)
+    lo, hi = [x[..., :-1] for x in values], [x[..., 1:] for x in values]
+    shift = lax.broadcast_in_dim(shift, lo[0].shape, tuple(range(shift.ndim)))
+    shifted = []
+    for lane in range(v):
+        plane = lo[lane]
+        for s in range(1, v):
+            source = hi if lane + s >= v else lo
+            plane = jnp.where(shift == s, source[(lane + s) % v], plane)
+        shifted.append(plane)
+    return tuple(shifted)
 
-    When the last axis is a multiple of 4, every row holds whole blocks: the planes are
-    computed once per block and interleaved. Otherwise each element computes its block.
-    Both paths are elementwise in the output's own axes, hence shard-local.
+
+def tile(
+    counter: Words,
+    key: Words,
+    shape: Sequence[int],
+    tile_shape: Sequence[int],
+    offsets: Sequence[int | jax.Array],
+    per_block: PerBlock = _words,
+) -> jax.Array:
+    """The tile of ``tile_shape`` at ``offsets`` (ints or uint32 scalars) of the stream values of ``shape``.
+
+    The stream index of element ``i`` of the tile is ``sum((offsets[d] + i[d]) * stride[d])``
+    over the row-major strides of ``shape``: each axis has its own counter, so a device
+    that holds one tile of a sharded output computes that tile and nothing else.
+    """
+    shape, tile_shape = tuple(shape), tuple(tile_shape)
+    strides = tuple(int(s) for s in np.cumprod((1, *shape[:0:-1]))[::-1])
+    first = _linear_iota(tile_shape[:-1], strides[:-1])
+    for offset, stride in zip(offsets, strides, strict=True):
+        if not isinstance(offset, int) or offset:
+            first = first + jnp.asarray(offset, jnp.uint32) * np.uint32(stride)
+    v = values_per_block(per_block)
+    static_last = isinstance(offsets[-1], int)
+    one_row = math.prod(tile_shape[:-1]) == 1 and all(isinstance(o, int) and not o for o in offsets[:-1])
+    rows_aligned = one_row or shape[-1] % v == 0
+    aligned = rows_aligned and (offsets[-1] % v == 0 if static_last else tile_shape[-1] % v == 0)
+    return rows(counter, key, first, tile_shape[-1], per_block, aligned=aligned)
+
+
+def stream(counter: Words, key: Words, shape: Sequence[int], per_block: PerBlock = _words) -> jax.Array:
+    """Array of ``shape``: element n (row-major) is value n % v of block ``counter + n // v``.
+
+    ``per_block`` as in `rows` (default: the words, so element n is word n % 4). When the
+    last axis is not a multiple of ``v`` but ``p`` rows together are (``p = v / gcd(C, v)``)
+    and the rows divide into such groups, the groups are generated as rows of whole blocks
+    and reshaped; otherwise each row shifts its values (`rows`). Everything is elementwise
+    in the output's leading axes, so a sharding of those axes stays shard-local.
     """
     shape = tuple(shape)
-    if shape[-1] % 4:
-        return _per_element(counter, key, shape)
-    return interleave(block_planes(counter, key, (*shape[:-1], shape[-1] // 4)))
+    v = values_per_block(per_block)
+    group = v // math.gcd(shape[-1], v)
+    if group > 1 and len(shape) > 1 and shape[-2] % group == 0:
+        grouped = (*shape[:-2], shape[-2] // group, group * shape[-1])
+        return stream(counter, key, grouped, per_block).reshape(shape)
+    return tile(counter, key, shape, shape, (0,) * len(shape), per_block)
 
 
 def num_blocks(n_elements: int) -> int:
