@@ -1,6 +1,6 @@
 """The stream in the output's own shape: every layout path of random_generator and the distributions.
 
-Rows of whole blocks, rows grouped into whole blocks, long rows that start inside a block
+Rows of whole blocks, long rows that start inside a block
 (a per-row shift), short ones (a block per element), one unaligned row: each must give the
 bits of the loop oracle, and every distribution the values of its word map on the flat stream.
 """
@@ -21,8 +21,8 @@ STATE = make_state(0x0DDBA11, counter=2**32 - 77)
 # (shape, the path `_philox.stream` takes for 4 values a block)
 SHAPES = {
     "whole blocks": (3, 8),
-    "grouped rows": (6, 6),
-    "grouped rows, 3-D": (2, 4, 7),
+    "short shifted rows": (6, 6),
+    "short shifted rows, 3-D": (2, 4, 7),
     "shifted long rows": (3, SHORT_ROW + 3),
     "shifted rows, 3-D": (2, 3, 101),
     "block per element": (3, 5),
@@ -66,7 +66,7 @@ def test_normal_pairs_match_box_muller_on_the_flat_words(shape):
     np.testing.assert_allclose(np.asarray(z).reshape(-1), want, rtol=3e-6, atol=3e-6)
 
 
-TWO_WORD_SHAPES = {"whole blocks": (3, 4), "grouped rows": (4, 33), "shifted rows": (3, 65), "short rows": (3, 7)}
+TWO_WORD_SHAPES = {"whole blocks": (3, 4), "long rows": (4, 33), "shifted rows": (3, 65), "short rows": (3, 7)}
 
 
 @pytest.mark.parametrize("shape", TWO_WORD_SHAPES.values(), ids=TWO_WORD_SHAPES.keys())
