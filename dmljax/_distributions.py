@@ -306,7 +306,7 @@ def dropout(
 @functools.partial(jax.jit, static_argnums=3)
 def _dropout(state, x, rate, out_sharding=None):
     u, next_state = _uniform(state, x.shape, x.dtype, 0.0, 1.0, out_sharding)
-    rate = jnp.asarray(rate, x.dtype)
+    rate = jnp.broadcast_to(jnp.asarray(rate, x.dtype), x.shape)
     return jnp.where(u >= rate, x * (1 / (1 - rate)), jnp.zeros((), x.dtype)), next_state
 
 
@@ -351,6 +351,8 @@ def randint(
     dtype = check_dtype("randint", dtype, INTS)
     shape = check_shape("randint", shape, dtype.itemsize // 4)
     check_int_bounds("randint", minval, maxval, dtype, shape)
+    # Python ints are in range now: give them the dtype (jit would read 2**63 as an overflowing int64).
+    minval, maxval = (np.asarray(v, dtype) if isinstance(v, int) else v for v in (minval, maxval))
     out_sharding = _shard_local.check_out_sharding("randint", out_sharding, shape)
     return _randint(state, shape, minval, maxval, dtype, out_sharding)
 

@@ -141,7 +141,8 @@ def philox4x32_10(counter: jax.typing.ArrayLike, key: jax.typing.ArrayLike) -> j
 
     Raises:
       TypeError: ``counter`` or ``key`` is not uint32.
-      dmljax.ValidationError: the last dimension of ``counter`` is not 4 or of ``key`` not 2.
+      dmljax.ValidationError: the last dimension of ``counter`` is not 4 or of ``key`` not 2,
+        or their leading (batch) dimensions do not broadcast together.
 
     Examples:
       >>> out = philox4x32_10(np.zeros(4, np.uint32), np.zeros(2, np.uint32))
@@ -155,6 +156,11 @@ def philox4x32_10(counter: jax.typing.ArrayLike, key: jax.typing.ArrayLike) -> j
             raise TypeError(f"philox4x32_10: {name} must be uint32; got {got}.")
         if value.ndim < 1 or value.shape[-1] != words:
             raise fail("philox4x32_10", f"{name}.shape", f"end in {words}", value.shape)
+    try:
+        np.broadcast_shapes(counter.shape[:-1], key.shape[:-1])
+    except ValueError:
+        rule = f"have batch dimensions that broadcast with counter's {counter.shape[:-1]}"
+        raise fail("philox4x32_10", "key.shape", rule, key.shape, f"counter shape {counter.shape}") from None
     return _philox4x32_10(counter, key)
 
 

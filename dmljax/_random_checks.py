@@ -88,8 +88,8 @@ def check_int_bounds(op: str, minval: Any, maxval: Any, dtype: np.dtype, shape: 
             raise fail(op, name, "be an integer scalar or integer array", value, f"dtype {jnp.result_type(value)}")
         known = concrete(value)
         if known is not None:
-            lo, hi = int(known.min(initial=info.max)), int(known.max(initial=info.min))
-            if known.size and (lo < info.min or hi > info.max):
+            lo, hi = (int(known.min()), int(known.max())) if known.size else (0, 0)
+            if lo < info.min or hi > info.max:
                 bad = lo if lo < info.min else hi
                 rule = f"be in [{info.min}, {info.max}] for {dtype.name}"
                 raise fail(op, name, rule, bad if known.ndim else value, f"shape {shape}")
