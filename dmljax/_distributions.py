@@ -64,11 +64,17 @@ def _generate(
     """
     size = math.prod(shape)
     v = _philox.values_per_block(per_block)
-    if len(shape) and size:
+    if len(shape) and not (isinstance(size, int) and size == 0):
         values = _shard_local.generate(state, shape, per_block, out_sharding)
     else:
         values = _shard_local.generate(state, (1,), per_block)[:size].reshape(shape)
-    return values, advance(state, -(-size // v))
+    blocks = (size + v - 1) // v
+    if isinstance(blocks, int):
+        return values, advance(state, blocks)
+    # A `jax.export` symbolic size: the same counter addition with the block count as a traced value.
+    words = state.reshape(6)
+    counter = _philox.add_128(tuple(words[i] for i in range(4)), jnp.asarray(blocks, jnp.uint32))
+    return values, jnp.stack([*counter, words[4], words[5]]).reshape(state.shape)
 
 
 def _unit(w: jax.Array, dtype: np.dtype) -> jax.Array:

@@ -29,12 +29,14 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import jax
 import jax.extend
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
+from jax._src.interpreters import mlir as mlir_internal  # broadcast_in_dim of symbolic shapes
 from jax.interpreters import ad, batching, mlir
 from jaxlib.mlir.dialects import stablehlo
 
@@ -63,10 +65,18 @@ def _mulhi_lowering(ctx: mlir.LoweringRuleContext, x: mlir.ir.Value, *, m: int) 
     """``convert(convert(x, u64) * m >> 32, u32)`` in StableHLO: the widening multiply, with no u64 JAX value."""
     (aval,) = ctx.avals_in
     u64 = mlir.ir.IntegerType.get_unsigned(64)
-    wide = mlir.ir.RankedTensorType.get(aval.shape, u64)
+    if not all(isinstance(d, int) for d in aval.shape):  # `jax.export` symbolic sizes: a broadcast scalar
+        wide_aval = aval.update(dtype=np.dtype(np.uint64), weak_type=False)
+        wide = mlir.aval_to_ir_type(ctx.module_context, wide_aval)
 
-    def splat(value: int) -> mlir.ir.Value:
-        return stablehlo.constant(mlir.ir.DenseElementsAttr.get_splat(wide, mlir.ir.IntegerAttr.get(u64, value)))
+        def splat(value: int) -> mlir.ir.Value:
+            scalar = mlir.ir_constant(np.uint64(value))
+            return mlir_internal.broadcast_in_dim(ctx, scalar, wide_aval, broadcast_dimensions=[])
+    else:
+        wide = mlir.ir.RankedTensorType.get(aval.shape, u64)
+
+        def splat(value: int) -> mlir.ir.Value:
+            return stablehlo.constant(mlir.ir.DenseElementsAttr.get_splat(wide, mlir.ir.IntegerAttr.get(u64, value)))
 
     product = stablehlo.multiply(stablehlo.convert(wide, x), splat(m))
     return [stablehlo.convert(x.type, stablehlo.shift_right_logical(product, splat(32)))]
@@ -175,13 +185,27 @@ def _philox4x32_10(counter: jax.Array, key: jax.Array) -> jax.Array:
 def _linear_iota(shape: Sequence[int], strides: Sequence[int] | None = None) -> jax.Array:
     """uint32 ``sum(i_d * strides[d])`` for every index ``i`` of ``shape`` (row-major strides by default)."""
     shape = tuple(shape)
-    if strides is None:
-        strides = tuple(int(s) for s in np.cumprod((1, *shape[:0:-1]))[::-1])
+    strides = _row_major_strides(shape) if strides is None else strides
     index = lax.full(shape, np.uint32(0), jnp.uint32)
     for axis, stride in enumerate(strides):
         axis_iota = lax.broadcasted_iota(jnp.uint32, shape, axis)
-        index = index + axis_iota * np.uint32(stride) if stride != 1 else index + axis_iota
+        index = (
+            index + axis_iota * _uint32(stride) if not (isinstance(stride, int) and stride == 1) else index + axis_iota
+        )
     return index
+
+
+def _row_major_strides(shape: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Row-major strides in elements; sizes may be `jax.export` symbolic dimensions."""
+    strides = [1]
+    for size in shape[:0:-1]:
+        strides.insert(0, strides[0] * size)
+    return tuple(strides)
+
+
+def _uint32(value: Any) -> Any:
+    """A uint32 constant: a NumPy scalar for an int, an array for a symbolic dimension expression."""
+    return np.uint32(value) if isinstance(value, int | np.integer) else jnp.asarray(value, jnp.uint32)
 
 
 def _planes(counter: Words, key: Words, blocks: jax.Array) -> Words:
@@ -255,9 +279,9 @@ def rows(
     """
     lead = first.shape
     v = values_per_block(per_block)
-    if not aligned and length < SHORT_ROW:
+    if not aligned and isinstance(length, int) and length < SHORT_ROW:
         return _per_element(counter, key, first, length, per_block)
-    m = -(-length // v) + (0 if aligned else 1)
+    m = (length + v - 1) // v + (0 if aligned else 1)
     grid = (*lead, m)
     start = lax.broadcast_in_dim(first // np.uint32(v), grid, tuple(range(len(lead))))
     values = per_block(_planes(counter, key, start + lax.broadcasted_iota(jnp.uint32, grid, len(lead))))
@@ -312,11 +336,11 @@ def tile(
     that holds one tile of a sharded output computes that tile and nothing else.
     """
     shape, tile_shape = tuple(shape), tuple(tile_shape)
-    strides = tuple(int(s) for s in np.cumprod((1, *shape[:0:-1]))[::-1])
+    strides = _row_major_strides(shape)
     first = _linear_iota(tile_shape[:-1], strides[:-1])
     for offset, stride in zip(offsets, strides, strict=True):
         if not isinstance(offset, int) or offset:
-            first = first + jnp.asarray(offset, jnp.uint32) * np.uint32(stride)
+            first = first + jnp.asarray(offset, jnp.uint32) * _uint32(stride)
     v = values_per_block(per_block)
     static_last = isinstance(offsets[-1], int)
     one_row = math.prod(tile_shape[:-1]) == 1 and all(isinstance(o, int) and not o for o in offsets[:-1])

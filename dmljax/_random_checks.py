@@ -14,6 +14,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import export
 
 from dmljax._errors import fail
 
@@ -36,17 +37,21 @@ def check_dtype(op: str, dtype: Any, allowed: tuple[str, ...]) -> np.dtype:
 
 
 def check_shape(op: str, shape: Any, words_per_value: int) -> tuple[int, ...]:
-    """An output shape: non-negative ints, at most 2^32 - 1 stream words in all."""
+    """An output shape: non-negative ints (or `jax.export` symbolic sizes), at most 2^32 - 1 stream words in all."""
     try:
         dims = tuple(shape)
     except TypeError:
         raise fail(op, "shape", "be a tuple of non-negative ints", shape) from None
-    if not all(hasattr(d, "__index__") and not isinstance(d, bool) and d >= 0 for d in dims):
+    if not all(export.is_symbolic_dim(d) or _non_negative_int(d) for d in dims):
         raise fail(op, "shape", "be a tuple of non-negative ints", shape)
-    dims = tuple(int(d) for d in dims)
-    if math.prod(dims) * words_per_value > MAX_WORDS:
+    dims = tuple(d if export.is_symbolic_dim(d) else int(d) for d in dims)
+    if all(isinstance(d, int) for d in dims) and math.prod(dims) * words_per_value > MAX_WORDS:
         raise fail(op, "shape", f"need at most 2**32 - 1 stream words ({words_per_value} per value)", dims)
     return dims
+
+
+def _non_negative_int(d: Any) -> bool:
+    return hasattr(d, "__index__") and not isinstance(d, bool) and d >= 0
 
 
 def concrete(value: Any) -> np.ndarray | None:
@@ -63,8 +68,8 @@ def check_broadcast(op: str, name: str, value: Any, shape: tuple[int, ...]) -> N
     """``value`` must be a scalar or an array that broadcasts to ``shape`` (NumPy rules, ``shape`` unchanged)."""
     value_shape = tuple(jnp.shape(value))
     try:
-        ok = np.broadcast_shapes(value_shape, shape) == shape
-    except ValueError:
+        ok = tuple(jnp.broadcast_shapes(value_shape, shape)) == shape
+    except (ValueError, TypeError):
         ok = False
     if not ok:
         raise fail(op, f"{name}.shape", f"broadcast to the output shape {shape}", value_shape)
