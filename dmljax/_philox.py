@@ -13,9 +13,21 @@ them in place with a select on ``n % 4``, which vectorises (a ``stack(...).resha
 a transpose does not). Every counter comes from `lax.broadcasted_iota`, so XLA's SPMD
 partitioner gives each device the blocks of its own slice with no communication.
 
+The output is generated in its own shape, row by row (`rows`, `tile`): each row knows the
+stream index of its first value from a counter per axis. A row that starts on a block
+boundary computes its ``ceil(C / 4)`` blocks; one that starts inside a block (a last axis
+that is not a multiple of 4) computes one block more and shifts its values by ``start %
+4`` with a select among four static slices: the same speed, not the 2.2-2.4x of a block
+per element, which only rows shorter than `SHORT_ROW` still use. The distributions run
+on the same rows with their values per block (``per_block``). A device tile of a sharded
+output is a tile with per-axis offsets (`_shard_local`).
+
 Cost of that layout: the planes are as large as the output, so peak memory is twice
 the output (XLA cannot interleave in place). On XLA CPU it takes about half the time of
-JAX's ``philox4x32`` bits (PERF_NOTES). Measured and rejected (jax 0.10.2, 2 cores): a
+JAX's ``philox4x32`` bits (PERF_NOTES). ``xla_cpu_prefer_vector_width=512`` speeds it up on
+AVX-512 hosts, but `jax.jit` takes ``compiler_options`` only at the top level, so dmljax's
+jitted functions, which run inside users' `jit`, cannot carry it (README, Performance).
+Measured and rejected (jax 0.10.2, 2 cores): a
 phased layout that computes 1/K of the blocks at a time and writes them with a
 dynamic-update-slice along an unsharded phase axis reaches 1.16x the output at K = 8 and
 stays shard-local, but only inside a `lax.fori_loop`, whose fusions XLA CPU runs on one
@@ -208,12 +220,23 @@ def _uint32(value: Any) -> Any:
     return np.uint32(value) if isinstance(value, int | np.integer) else jnp.asarray(value, jnp.uint32)
 
 
-def _planes(counter: Words, key: Words, blocks: jax.Array) -> Words:
-    """The four words of the blocks ``counter + blocks`` (uint32 offsets), all four from one reduce loop."""
-    words = _rounds(add_128(counter, blocks), *key)
-    zero = np.uint32(0)
-    padded = tuple(lax.pad(w[..., None], zero, [(0, 0, 0)] * blocks.ndim + [(0, 1, 0)]) for w in words)
-    return tuple(lax.reduce(padded, (zero,) * 4, _or_pairs, (blocks.ndim,)))
+def _planes(counter: Words, key: Words, blocks: jax.Array, per_block: PerBlock | None = None) -> Words:
+    """The values of the blocks ``counter + blocks`` (uint32 offsets), all of a block's values from one reduce loop.
+
+    ``per_block`` (default: the four words) runs inside the reduce's input, so its values
+    are computed once per block and materialised, never recomputed by a consumer that
+    selects among them (a select evaluates every candidate: Box-Muller 16 times over).
+    The pad half of the reduce holds each dtype's identity: 0 under ``|`` for unsigned
+    words, -inf under ``max`` for floats (exact, the sign of zero kept).
+    """
+    values = _rounds(add_128(counter, blocks), *key)
+    if per_block is not None:
+        values = per_block(values)
+    pads = tuple(np.array(-np.inf if jnp.issubdtype(x.dtype, jnp.floating) else 0, x.dtype) for x in values)
+    axis = blocks.ndim
+    widths = [(0, 0, 0)] * axis + [(0, 1, 0)]
+    padded = tuple(lax.pad(x[..., None], pad, widths) for x, pad in zip(values, pads, strict=True))
+    return tuple(lax.reduce(padded, pads, _combine_pairs, (axis,)))
 
 
 def block_planes(counter: Words, key: Words, shape: Sequence[int]) -> Words:
@@ -225,8 +248,10 @@ def block_planes(counter: Words, key: Words, shape: Sequence[int]) -> Words:
     return _planes(counter, key, _linear_iota(shape))
 
 
-def _or_pairs(a: Words, b: Words) -> Words:
-    return tuple(x | y for x, y in zip(a, b, strict=True))
+def _combine_pairs(a: Words, b: Words) -> Words:
+    """The reduce body of `_planes`: ``|`` for unsigned words, ``max`` for floats (one side is the pad)."""
+    pairs = zip(a, b, strict=True)
+    return tuple(x | y if jnp.issubdtype(x.dtype, jnp.unsignedinteger) else lax.max(x, y) for x, y in pairs)
 
 
 def interleave(planes: Words) -> jax.Array:
@@ -284,7 +309,7 @@ def rows(
     m = (length + v - 1) // v + (0 if aligned else 1)
     grid = (*lead, m)
     start = lax.broadcast_in_dim(first // np.uint32(v), grid, tuple(range(len(lead))))
-    values = per_block(_planes(counter, key, start + lax.broadcasted_iota(jnp.uint32, grid, len(lead))))
+    values = _planes(counter, key, start + lax.broadcasted_iota(jnp.uint32, grid, len(lead)), per_block)
     if not aligned:
         values = _shift(values, lax.rem(first, np.uint32(v)))
     out = interleave(values)
