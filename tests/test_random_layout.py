@@ -6,6 +6,7 @@ bits of the loop oracle, and every distribution the values of its word map on th
 """
 
 import math
+import re
 
 import jax
 import jax.numpy as jnp
@@ -13,7 +14,7 @@ import numpy as np
 import pytest
 
 from dmljax import make_state, normal, randint, random_generator, uniform
-from dmljax._philox import SHORT_ROW
+from dmljax._philox import PHILOX_ROUNDS, SHORT_ROW
 from tests import reference
 
 STATE = make_state(0x0DDBA11, counter=2**32 - 77)
@@ -21,9 +22,10 @@ STATE = make_state(0x0DDBA11, counter=2**32 - 77)
 # (shape, the path `_philox.stream` takes for 4 values a block)
 SHAPES = {
     "whole blocks": (3, 8),
-    "short shifted rows": (6, 6),
-    "short shifted rows, 3-D": (2, 4, 7),
-    "shifted long rows": (3, SHORT_ROW + 3),
+    "block per element, rows of 6": (6, 6),
+    "block per element, 3-D": (2, 4, 7),
+    "shifted rows": (3, SHORT_ROW + 3),
+    "shifted rows of 63": (5, 63),
     "shifted rows, 3-D": (2, 3, 101),
     "block per element": (3, 5),
     "one unaligned row": (1001,),
@@ -89,3 +91,29 @@ def test_array_bounds_broadcast_per_element():
     r, _ = randint(STATE, (2, 3), lo, hi)
     w = flat_words(STATE, 6).astype(np.int64).reshape(2, 3)
     np.testing.assert_array_equal(r, lo + w % (hi - lo))
+
+
+# --- the compiled program: every block computed once (a change in XLA's fusion fails here) ----------
+
+COMPILED_SHAPES = {"whole blocks": (64, 1024), "shifted rows": (64, 1023), "one unaligned row": (1001,)}
+
+
+def compiled_ops(fn, op: str, dtype: str) -> int:
+    hlo = jax.jit(fn).lower(STATE).compile().as_text()
+    return len(re.findall(rf"= {dtype}\[[\d,]*\]\S* {op}\(", hlo))
+
+
+@pytest.mark.parametrize("shape", COMPILED_SHAPES.values(), ids=COMPILED_SHAPES.keys())
+def test_compiled_rounds_run_once_per_block(shape):
+    # Ten rounds of two widening multiplies, in one reduce: not repeated for each word of a block.
+    for fn in (lambda s: random_generator(s, shape)[0], lambda s: uniform(s, shape)[0]):
+        assert compiled_ops(fn, "multiply", "u64") == 2 * PHILOX_ROUNDS
+
+
+@pytest.mark.parametrize("shape", COMPILED_SHAPES.values(), ids=COMPILED_SHAPES.keys())
+def test_compiled_box_muller_runs_once_per_pair(shape):
+    # Two Box-Muller pairs a block, inside the reduce: a select among candidates must not recompute them.
+    fn = lambda s: normal(s, shape)[0]  # noqa: E731
+    assert compiled_ops(fn, "multiply", "u64") == 2 * PHILOX_ROUNDS
+    for op in ("log", "sine", "cosine"):
+        assert compiled_ops(fn, op, "f32") == 2
