@@ -5,7 +5,8 @@ sharding, XLA's partitioner splits the computation: everything is elementwise in
 output's leading axes, so a sharding of those stays local, and so does a sharding of
 the last axis whose device slices hold whole blocks. With ``out_sharding`` (a
 `jax.sharding.NamedSharding`, as `jax.random`'s samplers take), the values are computed
-inside `jax.shard_map`: each device finds its tile's offsets from `lax.axis_index` and
+inside `jax.shard_map` (a PartitionSpec reads the mesh of `jax.set_mesh`): each
+device finds its tile's offsets from `lax.axis_index` and
 generates that tile with per-axis counters (`_philox.tile`), whatever axes the mesh
 splits and wherever a device's slice cuts a block. No collectives, and the bits equal
 the single-device result. Axes whose size the mesh does not divide fall back to the
@@ -19,7 +20,7 @@ from typing import Any
 
 import jax
 from jax import lax
-from jax.sharding import NamedSharding, PartitionSpec
+from jax.sharding import NamedSharding, PartitionSpec, get_abstract_mesh
 
 from dmljax import _philox
 from dmljax._errors import fail
@@ -28,11 +29,19 @@ __all__ = ["check_out_sharding", "generate"]
 
 
 def check_out_sharding(op: str, out_sharding: Any, shape: tuple[int, ...]) -> NamedSharding | None:
-    """Validate ``out_sharding``: None, or a NamedSharding whose spec has at most ``len(shape)`` entries."""
+    """Validate ``out_sharding``: None, a NamedSharding, or a PartitionSpec under `jax.set_mesh`.
+
+    The spec may have at most ``len(shape)`` entries. A PartitionSpec becomes a
+    NamedSharding on the current (abstract) mesh, as `jax.random`'s samplers read it.
+    """
     if out_sharding is None:
         return None
+    mesh = get_abstract_mesh()
+    if isinstance(out_sharding, PartitionSpec) and not mesh.empty:
+        out_sharding = NamedSharding(mesh, out_sharding)
     if not isinstance(out_sharding, NamedSharding):
-        raise fail(op, "out_sharding", "be a jax.sharding.NamedSharding or None", out_sharding, f"shape {shape}")
+        rule = "be a jax.sharding.NamedSharding, a PartitionSpec under jax.set_mesh, or None"
+        raise fail(op, "out_sharding", rule, out_sharding, f"shape {shape}")
     if len(out_sharding.spec) > len(shape):
         raise fail(op, "out_sharding.spec", f"have at most {len(shape)} entries", out_sharding.spec, f"shape {shape}")
     return out_sharding

@@ -96,10 +96,18 @@ def test_philox_batch_dimensions_must_broadcast():
 
 def test_out_sharding_must_be_a_named_sharding_of_the_rank():
     mesh = Mesh(np.array(jax.devices()[:1]), ("x",))
-    with pytest.raises(ValidationError, match=r"uniform: out_sharding must be a jax.sharding.NamedSharding or None"):
-        uniform(STATE, (4,), out_sharding=PartitionSpec("x"))
+    with pytest.raises(ValidationError, match=r"uniform: out_sharding must be a jax.sharding.NamedSharding, a Part"):
+        uniform(STATE, (4,), out_sharding=PartitionSpec("x"))  # no mesh set
+    with pytest.raises(ValidationError, match=r"normal: out_sharding must be .*; got out_sharding='x'"):
+        normal(STATE, (4,), out_sharding="x")
     too_long = NamedSharding(mesh, PartitionSpec("x", None))
     with pytest.raises(ValidationError, match=r"random_generator: out_sharding.spec must have at most 1 entries"):
         random_generator(STATE, (4,), out_sharding=too_long)
     bits, _ = random_generator(STATE, (4, 5), out_sharding=NamedSharding(mesh, PartitionSpec("x")))
     np.testing.assert_array_equal(bits, random_generator(STATE, (4, 5))[0])
+
+
+def test_out_sharding_as_a_partition_spec_under_set_mesh():
+    with jax.set_mesh(Mesh(np.array(jax.devices()[:1]), ("x",))):
+        got, _ = uniform(STATE, (4, 5), out_sharding=PartitionSpec("x"))
+    np.testing.assert_array_equal(got, uniform(STATE, (4, 5))[0])
