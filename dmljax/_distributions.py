@@ -31,67 +31,50 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
+from jax.sharding import NamedSharding
 
-from dmljax import _philox
+from dmljax import _philox, _shard_local
 from dmljax._errors import fail
-from dmljax._random import advance, check_state, split_state
+from dmljax._philox import Words
+from dmljax._random import advance, check_state
+from dmljax._random_checks import FLOATS, INTS, check_broadcast, check_dtype, check_int_bounds, check_shape, concrete
 
 __all__ = ["uniform", "normal", "bernoulli", "dropout", "randint"]
 
 # TensorFlow random_distributions_utils.h, BoxMullerFloat/BoxMullerDouble: "Do not send a really small number to log()".
 BOX_MULLER_EPSILON = 1.0e-7
-# One call may use at most 2^32 - 1 stream words (the counter offsets are uint32).
-MAX_WORDS = 2**32 - 1
-_FLOATS = ("float16", "bfloat16", "float32", "float64")
-_INTS = ("int32", "uint32", "int64", "uint64")
 
 
-def _check_dtype(op: str, dtype: Any, allowed: tuple[str, ...]) -> np.dtype:
-    name = jnp.dtype(dtype).name
-    if name not in allowed:
-        raise TypeError(f"{op}: dtype must be one of {', '.join(allowed)}; got dtype={name}.")
-    if jnp.dtype(dtype).itemsize == 8 and not jax.config.jax_enable_x64:
-        raise TypeError(f"{op}: dtype must be 32-bit or narrower unless x64 is on; got dtype={name} (jax.enable_x64).")
-    return jnp.dtype(dtype)
+def _generate(
+    state: jax.Array, shape: tuple[int, ...], per_block: Callable[[Words], Words], out_sharding: Any
+) -> tuple[jax.Array, jax.Array]:
+    """Stream values of ``shape`` (value ``n`` is value ``n % v`` of block ``counter + n // v``) and the next state.
 
-
-def _check_shape(op: str, shape: Any, words_per_value: int) -> tuple[int, ...]:
-    try:
-        dims = tuple(shape)
-    except TypeError:
-        raise fail(op, "shape", "be a tuple of non-negative ints", shape) from None
-    if not all(hasattr(d, "__index__") and not isinstance(d, bool) and d >= 0 for d in dims):
-        raise fail(op, "shape", "be a tuple of non-negative ints", shape)
-    dims = tuple(int(d) for d in dims)
-    if math.prod(dims) * words_per_value > MAX_WORDS:
-        raise fail(op, "shape", f"need at most 2**32 - 1 stream words ({words_per_value} per value)", dims)
-    return dims
-
-
-def _concrete(value: Any) -> Any:
-    """``value`` as a NumPy scalar when it is known at trace time, else None."""
-    try:
-        return np.asarray(value).item()
-    except (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError):
-        return None
-
-
-def _words(state: jax.Array, n_words: int) -> tuple[tuple[jax.Array, ...], jax.Array]:
-    """The four word planes of the ``ceil(n_words / 4)`` blocks from ``state``, and the next state."""
-    blocks = _philox.num_blocks(n_words)
-    counter, key = split_state(state.reshape(6))
-    return _philox.block_planes(counter, key, (blocks,)), advance(state, blocks)
-
-
-def _values(planes: tuple[jax.Array, ...], shape: tuple[int, ...]) -> jax.Array:
-    """Interleave per-block value planes into stream order and cut to ``shape``."""
-    return _philox.interleave(planes)[: math.prod(shape)].reshape(shape)
+    ``per_block`` maps a block's four words to its ``v`` values. The values are computed
+    in the output's own shape with per-axis counters (`_shard_local.generate`); a scalar
+    or empty shape uses one row of ``max(1, size)`` values. The state moves on by
+    ``ceil(size / v)`` blocks.
+    """
+    size = math.prod(shape)
+    v = _philox.values_per_block(per_block)
+    if len(shape) and not (isinstance(size, int) and size == 0):
+        values = _shard_local.generate(state, shape, per_block, out_sharding)
+    else:
+        values = _shard_local.generate(state, (1,), per_block)[:size].reshape(shape)
+    blocks = (size + v - 1) // v
+    if isinstance(blocks, int):
+        return values, advance(state, blocks)
+    # A `jax.export` symbolic size: the same counter addition with the block count as a traced value.
+    words = state.reshape(6)
+    counter = _philox.add_128(tuple(words[i] for i in range(4)), jnp.asarray(blocks, jnp.uint32))
+    return values, jnp.stack([*counter, words[4], words[5]]).reshape(state.shape)
 
 
 def _unit(w: jax.Array, dtype: np.dtype) -> jax.Array:
@@ -109,8 +92,47 @@ def _unit64(hi: jax.Array, lo: jax.Array) -> jax.Array:
     return lax.bitcast_convert_type(bits | np.uint64(1023 << 52), jnp.float64) - 1
 
 
+def _box_muller(u1: jax.Array, u2: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """TensorFlow's BoxMullerFloat/Double on two unit values: (sin, cos) times the radius."""
+    radius = jnp.sqrt(-2 * jnp.log(jnp.maximum(u1, jnp.asarray(BOX_MULLER_EPSILON, u1.dtype))))
+    angle = jnp.asarray(2 * np.pi, u2.dtype) * u2
+    return jnp.sin(angle) * radius, jnp.cos(angle) * radius
+
+
+# --- per block: a block's four words -> its values in stream order (the module table) ---------
+
+
+def _uniform_block(dtype: np.dtype) -> Callable[[Words], Words]:
+    if dtype.itemsize == 8:
+        return lambda w: (_unit64(w[0], w[1]), _unit64(w[2], w[3]))
+    return lambda w: tuple(_unit(x, dtype) for x in w)
+
+
+def _normal_block(dtype: np.dtype) -> Callable[[Words], Words]:
+    if dtype.itemsize == 8:
+        return lambda w: _box_muller(_unit64(w[0], w[1]), _unit64(w[2], w[3]))
+
+    def block(w: Words) -> Words:
+        u = [_unit(x, jnp.dtype(jnp.float32)) for x in w]
+        return tuple(z.astype(dtype) for z in (*_box_muller(u[0], u[1]), *_box_muller(u[2], u[3])))
+
+    return block
+
+
+def _int_block(dtype: np.dtype) -> Callable[[Words], Words]:
+    if dtype.itemsize == 8:
+        return lambda w: tuple(w[i].astype(jnp.uint64) | w[i + 1].astype(jnp.uint64) << np.uint64(32) for i in (0, 2))
+    return lambda w: w
+
+
 def uniform(
-    state: jax.Array, shape: tuple[int, ...], dtype: Any = jnp.float32, minval: Any = 0.0, maxval: Any = 1.0
+    state: jax.Array,
+    shape: tuple[int, ...],
+    dtype: Any = jnp.float32,
+    minval: Any = 0.0,
+    maxval: Any = 1.0,
+    *,
+    out_sharding: NamedSharding | None = None,
 ) -> tuple[jax.Array, jax.Array]:
     """Uniform floats in ``[minval, maxval)``: TensorFlow's ``stateless_random_uniform`` on the stream.
 
@@ -124,13 +146,16 @@ def uniform(
       shape: output shape (any rank; zero sizes allowed).
       dtype: float16, bfloat16, float32 or float64 (float64 needs x64).
       minval, maxval: scalars or arrays broadcasting to ``shape``.
+      out_sharding: optional `jax.sharding.NamedSharding` of the values: each device then
+        computes only its own tile, whatever axes the mesh splits (see `random_generator`).
 
     Returns:
       ``(values, next_state)``: ``dtype`` of ``shape``; the state moved ``ceil(words / 4)`` blocks.
 
     Raises:
       TypeError: bad ``state`` or ``dtype``.
-      dmljax.ValidationError: bad ``state`` shape or ``shape``.
+      dmljax.ValidationError: bad ``state`` shape, ``shape`` or ``out_sharding``, or bounds
+        that do not broadcast to ``shape``.
 
     Examples:
       >>> from dmljax import make_state
@@ -141,35 +166,29 @@ def uniform(
       Array([1, 0, 0, 0, 0, 0], dtype=uint32)
     """
     state = check_state("uniform", state)
-    dtype = _check_dtype("uniform", dtype, _FLOATS)
-    shape = _check_shape("uniform", shape, 2 if dtype.itemsize == 8 else 1)
-    return _uniform(state, shape, dtype, minval, maxval)
+    dtype = check_dtype("uniform", dtype, FLOATS)
+    shape = check_shape("uniform", shape, 2 if dtype.itemsize == 8 else 1)
+    for name, value in (("minval", minval), ("maxval", maxval)):
+        check_broadcast("uniform", name, value, shape)
+    out_sharding = _shard_local.check_out_sharding("uniform", out_sharding, shape)
+    return _uniform(state, shape, dtype, minval, maxval, out_sharding)
 
 
-@functools.partial(jax.jit, static_argnums=(1, 2))
-def _uniform(state, shape, dtype, minval, maxval):
-    u, next_state = _unit_values(state, shape, dtype)
+@functools.partial(jax.jit, static_argnums=(1, 2, 5))
+def _uniform(state, shape, dtype, minval, maxval, out_sharding=None):
+    u, next_state = _generate(state, shape, _uniform_block(dtype), out_sharding)
     minval, maxval = (jnp.broadcast_to(jnp.asarray(v, dtype), shape) for v in (minval, maxval))
     return u * (maxval - minval) + minval, next_state
 
 
-def _unit_values(state: jax.Array, shape: tuple[int, ...], dtype: np.dtype) -> tuple[jax.Array, jax.Array]:
-    if dtype.itemsize == 8:
-        w, next_state = _words(state, 2 * math.prod(shape))
-        return _values((_unit64(w[0], w[1]), _unit64(w[2], w[3])), shape), next_state
-    w, next_state = _words(state, math.prod(shape))
-    return _values(tuple(_unit(x, dtype) for x in w), shape), next_state
-
-
-def _box_muller(u1: jax.Array, u2: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """TensorFlow's BoxMullerFloat/Double on two unit values: (sin, cos) times the radius."""
-    radius = jnp.sqrt(-2 * jnp.log(jnp.maximum(u1, jnp.asarray(BOX_MULLER_EPSILON, u1.dtype))))
-    angle = jnp.asarray(2 * np.pi, u2.dtype) * u2
-    return jnp.sin(angle) * radius, jnp.cos(angle) * radius
-
-
 def normal(
-    state: jax.Array, shape: tuple[int, ...], dtype: Any = jnp.float32, mean: Any = 0.0, stddev: Any = 1.0
+    state: jax.Array,
+    shape: tuple[int, ...],
+    dtype: Any = jnp.float32,
+    mean: Any = 0.0,
+    stddev: Any = 1.0,
+    *,
+    out_sharding: NamedSharding | None = None,
 ) -> tuple[jax.Array, jax.Array]:
     """Normal floats by Box-Muller over word pairs, as TensorFlow's ``stateless_random_normal``.
 
@@ -182,13 +201,15 @@ def normal(
       shape: output shape.
       dtype: float16, bfloat16, float32 or float64 (float64 needs x64).
       mean, stddev: scalars or arrays broadcasting to ``shape``.
+      out_sharding: optional `jax.sharding.NamedSharding` of the values (see `uniform`).
 
     Returns:
       ``(values, next_state)``.
 
     Raises:
       TypeError: bad ``state`` or ``dtype``.
-      dmljax.ValidationError: bad ``state`` shape or ``shape``.
+      dmljax.ValidationError: bad ``state`` shape, ``shape`` or ``out_sharding``, or
+        ``mean``/``stddev`` that do not broadcast to ``shape``.
 
     Examples:
       >>> from dmljax import make_state
@@ -197,25 +218,24 @@ def normal(
       ((3,), dtype('float32'), Array(1, dtype=uint32))
     """
     state = check_state("normal", state)
-    dtype = _check_dtype("normal", dtype, _FLOATS)
-    shape = _check_shape("normal", shape, 2 if dtype.itemsize == 8 else 1)
-    return _normal(state, shape, dtype, mean, stddev)
+    dtype = check_dtype("normal", dtype, FLOATS)
+    shape = check_shape("normal", shape, 2 if dtype.itemsize == 8 else 1)
+    for name, value in (("mean", mean), ("stddev", stddev)):
+        check_broadcast("normal", name, value, shape)
+    out_sharding = _shard_local.check_out_sharding("normal", out_sharding, shape)
+    return _normal(state, shape, dtype, mean, stddev, out_sharding)
 
 
-@functools.partial(jax.jit, static_argnums=(1, 2))
-def _normal(state, shape, dtype, mean, stddev):
-    if dtype.itemsize == 8:
-        w, next_state = _words(state, 2 * math.prod(shape))
-        z = _values(_box_muller(_unit64(w[0], w[1]), _unit64(w[2], w[3])), shape)
-    else:
-        w, next_state = _words(state, math.prod(shape))
-        u = [_unit(x, jnp.float32) for x in w]
-        z = _values((*_box_muller(u[0], u[1]), *_box_muller(u[2], u[3])), shape).astype(dtype)
+@functools.partial(jax.jit, static_argnums=(1, 2, 5))
+def _normal(state, shape, dtype, mean, stddev, out_sharding=None):
+    z, next_state = _generate(state, shape, _normal_block(dtype), out_sharding)
     mean, stddev = (jnp.broadcast_to(jnp.asarray(v, dtype), shape) for v in (mean, stddev))
     return z * stddev + mean, next_state
 
 
-def bernoulli(state: jax.Array, p: Any = 0.5, shape: tuple[int, ...] | None = None) -> tuple[jax.Array, jax.Array]:
+def bernoulli(
+    state: jax.Array, p: Any = 0.5, shape: tuple[int, ...] | None = None, *, out_sharding: NamedSharding | None = None
+) -> tuple[jax.Array, jax.Array]:
     """Booleans that are True with probability ``p``: ``uniform(state, shape, float32) < p``.
 
     One word per value; ``p`` resolves to multiples of 2^-23 (the float32 uniform's grid).
@@ -224,13 +244,15 @@ def bernoulli(state: jax.Array, p: Any = 0.5, shape: tuple[int, ...] | None = No
       state: uint32[6] Philox state.
       p: probability, a scalar or an array broadcasting to ``shape``.
       shape: output shape; default ``jnp.shape(p)``.
+      out_sharding: optional `jax.sharding.NamedSharding` of the values (see `uniform`).
 
     Returns:
       ``(bool values, next_state)``.
 
     Raises:
       TypeError: bad ``state``.
-      dmljax.ValidationError: bad ``state`` shape or ``shape``.
+      dmljax.ValidationError: bad ``state`` shape, ``shape`` or ``out_sharding``, or a
+        ``p`` that does not broadcast to ``shape``.
 
     Examples:
       >>> from dmljax import make_state
@@ -238,12 +260,16 @@ def bernoulli(state: jax.Array, p: Any = 0.5, shape: tuple[int, ...] | None = No
       Array([ True, False, False,  True], dtype=bool)
     """
     state = check_state("bernoulli", state)
-    shape = _check_shape("bernoulli", jnp.shape(p) if shape is None else shape, 1)
-    u, next_state = _uniform(state, shape, jnp.dtype(jnp.float32), 0.0, 1.0)
+    shape = check_shape("bernoulli", jnp.shape(p) if shape is None else shape, 1)
+    check_broadcast("bernoulli", "p", p, shape)
+    out_sharding = _shard_local.check_out_sharding("bernoulli", out_sharding, shape)
+    u, next_state = _uniform(state, shape, jnp.dtype(jnp.float32), 0.0, 1.0, out_sharding)
     return u < jnp.broadcast_to(jnp.asarray(p, jnp.float32), shape), next_state
 
 
-def dropout(state: jax.Array, x: jax.typing.ArrayLike, rate: Any) -> tuple[jax.Array, jax.Array]:
+def dropout(
+    state: jax.Array, x: jax.typing.ArrayLike, rate: Any, *, out_sharding: NamedSharding | None = None
+) -> tuple[jax.Array, jax.Array]:
     """Inverted dropout as TensorFlow's ``stateless_dropout``: keep where ``uniform >= rate``, scale by ``1/(1-rate)``.
 
     The uniform values have ``x``'s dtype and shape (one word per element; two for
@@ -253,14 +279,17 @@ def dropout(state: jax.Array, x: jax.typing.ArrayLike, rate: Any) -> tuple[jax.A
     Args:
       state: uint32[6] Philox state.
       x: float16, bfloat16, float32 or float64 array.
-      rate: drop probability in [0, 1), a scalar (checked when concrete).
+      rate: drop probability in [0, 1): a scalar or an array broadcasting to ``x``'s
+        shape (values checked when concrete).
+      out_sharding: optional `jax.sharding.NamedSharding` of the result (see `uniform`).
 
     Returns:
       ``(dropped x, next_state)``.
 
     Raises:
       TypeError: bad ``state`` or ``x`` dtype.
-      dmljax.ValidationError: bad ``state`` shape, or a concrete ``rate`` outside [0, 1).
+      dmljax.ValidationError: bad ``state`` shape or ``out_sharding``, a ``rate`` that
+        does not broadcast to ``x``, or a concrete ``rate`` outside [0, 1).
 
     Examples:
       >>> from dmljax import make_state
@@ -269,18 +298,32 @@ def dropout(state: jax.Array, x: jax.typing.ArrayLike, rate: Any) -> tuple[jax.A
     """
     state = check_state("dropout", state)
     x = jnp.asarray(x)
-    dtype = _check_dtype("dropout", x.dtype, _FLOATS)
-    concrete_rate = _concrete(rate)
-    if concrete_rate is not None and not 0 <= concrete_rate < 1:
-        raise fail("dropout", "rate", "be in [0, 1)", rate, f"x shape {x.shape}")
-    shape = _check_shape("dropout", x.shape, 2 if dtype.itemsize == 8 else 1)
-    u, next_state = _uniform(state, shape, dtype, 0.0, 1.0)
-    rate = jnp.asarray(rate, dtype)
-    return jnp.where(u >= rate, x * (1 / (1 - rate)), jnp.zeros((), dtype)), next_state
+    dtype = check_dtype("dropout", x.dtype, FLOATS)
+    check_broadcast("dropout", "rate", rate, x.shape)
+    known = concrete(rate)
+    if known is not None and not np.all((known >= 0) & (known < 1)):
+        bad = rate if known.ndim == 0 else known[~((known >= 0) & (known < 1))].flat[0]
+        raise fail("dropout", "rate", "be in [0, 1)", bad, f"x shape {x.shape}")
+    shape = check_shape("dropout", x.shape, 2 if dtype.itemsize == 8 else 1)
+    out_sharding = _shard_local.check_out_sharding("dropout", out_sharding, shape)
+    return _dropout(state, x, rate, out_sharding)
+
+
+@functools.partial(jax.jit, static_argnums=3)
+def _dropout(state, x, rate, out_sharding=None):
+    u, next_state = _uniform(state, x.shape, x.dtype, 0.0, 1.0, out_sharding)
+    rate = jnp.broadcast_to(jnp.asarray(rate, x.dtype), x.shape)
+    return jnp.where(u >= rate, x * (1 / (1 - rate)), jnp.zeros((), x.dtype)), next_state
 
 
 def randint(
-    state: jax.Array, shape: tuple[int, ...], minval: Any, maxval: Any, dtype: Any = jnp.int32
+    state: jax.Array,
+    shape: tuple[int, ...],
+    minval: Any,
+    maxval: Any,
+    dtype: Any = jnp.int32,
+    *,
+    out_sharding: NamedSharding | None = None,
 ) -> tuple[jax.Array, jax.Array]:
     """Integers in ``[minval, maxval)`` as TensorFlow's ``stateless_random_uniform`` for ints.
 
@@ -291,15 +334,19 @@ def randint(
     Args:
       state: uint32[6] Philox state.
       shape: output shape.
-      minval, maxval: integer scalars with ``minval < maxval`` (checked when concrete).
+      minval, maxval: integers (scalars or integer arrays broadcasting to ``shape``) in
+        ``dtype``'s range with ``minval < maxval`` (values checked when concrete).
       dtype: int32, uint32, int64 or uint64 (64-bit types need x64).
+      out_sharding: optional `jax.sharding.NamedSharding` of the values (see `uniform`).
 
     Returns:
       ``(values, next_state)``.
 
     Raises:
       TypeError: bad ``state`` or ``dtype``.
-      dmljax.ValidationError: bad ``state`` shape or ``shape``, or concrete ``minval >= maxval``.
+      dmljax.ValidationError: bad ``state`` shape, ``shape`` or ``out_sharding``; bounds
+        that are not integers, do not broadcast to ``shape``, lie outside ``dtype``'s
+        range, or (concrete) ``minval >= maxval``.
 
     Examples:
       >>> from dmljax import make_state
@@ -307,23 +354,18 @@ def randint(
       Array([1, 3, 8, 0], dtype=int32)
     """
     state = check_state("randint", state)
-    dtype = _check_dtype("randint", dtype, _INTS)
-    low, high = _concrete(minval), _concrete(maxval)
-    if low is not None and high is not None and not low < high:
-        raise fail("randint", "maxval", "exceed minval", maxval, f"minval={minval!r}")
-    shape = _check_shape("randint", shape, dtype.itemsize // 4)
-    return _randint(state, shape, minval, maxval, dtype)
+    dtype = check_dtype("randint", dtype, INTS)
+    shape = check_shape("randint", shape, dtype.itemsize // 4)
+    check_int_bounds("randint", minval, maxval, dtype, shape)
+    # Python ints are in range now: give them the dtype (jit would read 2**63 as an overflowing int64).
+    minval, maxval = (np.asarray(v, dtype) if isinstance(v, int) else v for v in (minval, maxval))
+    out_sharding = _shard_local.check_out_sharding("randint", out_sharding, shape)
+    return _randint(state, shape, minval, maxval, dtype, out_sharding)
 
 
-@functools.partial(jax.jit, static_argnums=(1, 4))
-def _randint(state, shape, minval, maxval, dtype):
+@functools.partial(jax.jit, static_argnums=(1, 4, 5))
+def _randint(state, shape, minval, maxval, dtype, out_sharding=None):
     unsigned = jnp.dtype(f"uint{8 * dtype.itemsize}")
-    lo = lax.convert_element_type(minval, dtype).astype(unsigned)
-    span = lax.convert_element_type(maxval, dtype).astype(unsigned) - lo
-    if dtype.itemsize == 8:
-        w, next_state = _words(state, 2 * math.prod(shape))
-        pairs = [(w[i].astype(unsigned) | w[i + 1].astype(unsigned) << np.uint64(32)) for i in (0, 2)]
-    else:
-        pairs, next_state = _words(state, math.prod(shape))
-    values = _values(tuple(lax.rem(p, span) + lo for p in pairs), shape)
-    return lax.bitcast_convert_type(values, dtype), next_state
+    lo, hi = (jnp.broadcast_to(lax.convert_element_type(v, dtype).astype(unsigned), shape) for v in (minval, maxval))
+    words, next_state = _generate(state, shape, _int_block(dtype), out_sharding)
+    return lax.bitcast_convert_type(lax.rem(words, hi - lo) + lo, dtype), next_state

@@ -13,34 +13,52 @@ them in place with a select on ``n % 4``, which vectorises (a ``stack(...).resha
 a transpose does not). Every counter comes from `lax.broadcasted_iota`, so XLA's SPMD
 partitioner gives each device the blocks of its own slice with no communication.
 
+The output is generated in its own shape, row by row (`rows`, `tile`): each row knows the
+stream index of its first value from a counter per axis. A row that starts on a block
+boundary computes its ``ceil(C / 4)`` blocks; one that starts inside a block (a last axis
+that is not a multiple of 4) computes one block more and shifts its values by ``start %
+4`` with a select among four static slices: (4096, 1023) runs 1.4x the time of (4096,
+1024), where a block per element took 2.6x (rows shorter than `SHORT_ROW` still do
+that), at peak memory 2x the output instead of 1x. The distributions run on the same
+rows, their values computed per block inside the reduce (``per_block``). A device tile
+of a sharded output is a tile with per-axis offsets (`_shard_local`).
+
 Cost of that layout: the planes are as large as the output, so peak memory is twice
 the output (XLA cannot interleave in place). On XLA CPU it takes about half the time of
-JAX's ``philox4x32`` bits (PERF_NOTES). Measured and rejected (jax 0.10.2, 2 cores): a
+JAX's ``philox4x32`` bits (PERF_NOTES). ``xla_cpu_prefer_vector_width=512`` speeds it up on
+AVX-512 hosts, but `jax.jit` takes ``compiler_options`` only at the top level, so dmljax's
+jitted functions, which run inside users' `jit`, cannot carry it (README, Performance).
+Measured and rejected (jax 0.10.2, 2 cores): a
 phased layout that computes 1/K of the blocks at a time and writes them with a
 dynamic-update-slice along an unsharded phase axis reaches 1.16x the output at K = 8 and
 stays shard-local, but only inside a `lax.fori_loop`, whose fusions XLA CPU runs on one
 thread: 1.0-1.3x JAX's time. Unrolled in the entry computation the passes run in
 parallel, but XLA schedules every pass's planes first (about 3x) or, with a data
 dependency forcing the order, copies the result for the final reshape (2.1-2.3x).
+Phases along the output's own rows (the first written through a pad, the rest by an
+in-place dynamic-update-slice, each ordered after the last by an optimization barrier)
+stay at 2.0x with K = 2 and 4: XLA still holds a full set of planes (jax 0.10.2).
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import jax
 import jax.extend
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
+from jax._src.interpreters import mlir as mlir_internal  # broadcast_in_dim of symbolic shapes
 from jax.interpreters import ad, batching, mlir
 from jaxlib.mlir.dialects import stablehlo
 
 from dmljax._errors import fail
 
-__all__ = ["philox4x32_10", "add_128", "block_planes", "interleave", "num_blocks", "stream"]
+__all__ = ["philox4x32_10", "add_128", "block_planes", "interleave", "num_blocks", "rows", "stream", "tile"]
 
 # Random123 philox.h: PHILOX_M4x32_0 and PHILOX_M4x32_1, the round multipliers.
 PHILOX_M4X32_0 = np.uint32(0xD2511F53)
@@ -63,10 +81,18 @@ def _mulhi_lowering(ctx: mlir.LoweringRuleContext, x: mlir.ir.Value, *, m: int) 
     """``convert(convert(x, u64) * m >> 32, u32)`` in StableHLO: the widening multiply, with no u64 JAX value."""
     (aval,) = ctx.avals_in
     u64 = mlir.ir.IntegerType.get_unsigned(64)
-    wide = mlir.ir.RankedTensorType.get(aval.shape, u64)
+    if not all(isinstance(d, int) for d in aval.shape):  # `jax.export` symbolic sizes: a broadcast scalar
+        wide_aval = aval.update(dtype=np.dtype(np.uint64), weak_type=False)
+        wide = mlir.aval_to_ir_type(ctx.module_context, wide_aval)
 
-    def splat(value: int) -> mlir.ir.Value:
-        return stablehlo.constant(mlir.ir.DenseElementsAttr.get_splat(wide, mlir.ir.IntegerAttr.get(u64, value)))
+        def splat(value: int) -> mlir.ir.Value:
+            scalar = mlir.ir_constant(np.uint64(value))
+            return mlir_internal.broadcast_in_dim(ctx, scalar, wide_aval, broadcast_dimensions=[])
+    else:
+        wide = mlir.ir.RankedTensorType.get(aval.shape, u64)
+
+        def splat(value: int) -> mlir.ir.Value:
+            return stablehlo.constant(mlir.ir.DenseElementsAttr.get_splat(wide, mlir.ir.IntegerAttr.get(u64, value)))
 
     product = stablehlo.multiply(stablehlo.convert(wide, x), splat(m))
     return [stablehlo.convert(x.type, stablehlo.shift_right_logical(product, splat(32)))]
@@ -141,7 +167,8 @@ def philox4x32_10(counter: jax.typing.ArrayLike, key: jax.typing.ArrayLike) -> j
 
     Raises:
       TypeError: ``counter`` or ``key`` is not uint32.
-      dmljax.ValidationError: the last dimension of ``counter`` is not 4 or of ``key`` not 2.
+      dmljax.ValidationError: the last dimension of ``counter`` is not 4 or of ``key`` not 2,
+        or their leading (batch) dimensions do not broadcast together.
 
     Examples:
       >>> out = philox4x32_10(np.zeros(4, np.uint32), np.zeros(2, np.uint32))
@@ -155,6 +182,11 @@ def philox4x32_10(counter: jax.typing.ArrayLike, key: jax.typing.ArrayLike) -> j
             raise TypeError(f"philox4x32_10: {name} must be uint32; got {got}.")
         if value.ndim < 1 or value.shape[-1] != words:
             raise fail("philox4x32_10", f"{name}.shape", f"end in {words}", value.shape)
+    try:
+        np.broadcast_shapes(counter.shape[:-1], key.shape[:-1])
+    except ValueError:
+        rule = f"have batch dimensions that broadcast with counter's {counter.shape[:-1]}"
+        raise fail("philox4x32_10", "key.shape", rule, key.shape, f"counter shape {counter.shape}") from None
     return _philox4x32_10(counter, key)
 
 
@@ -166,13 +198,49 @@ def _philox4x32_10(counter: jax.Array, key: jax.Array) -> jax.Array:
     return jnp.stack(_rounds(x, *k), axis=-1)
 
 
-def _linear_iota(shape: Sequence[int]) -> jax.Array:
-    """uint32 row-major linear index of every element of ``shape``, built from per-axis iotas."""
-    index = jnp.zeros(shape, jnp.uint32)
-    for axis, stride in enumerate(np.cumprod((1, *shape[:0:-1]))[::-1]):
-        axis_iota = lax.broadcasted_iota(jnp.uint32, tuple(shape), axis)
-        index = index + axis_iota * np.uint32(stride) if stride != 1 else index + axis_iota
+def _linear_iota(shape: Sequence[int], strides: Sequence[int] | None = None) -> jax.Array:
+    """uint32 ``sum(i_d * strides[d])`` for every index ``i`` of ``shape`` (row-major strides by default)."""
+    shape = tuple(shape)
+    strides = _row_major_strides(shape) if strides is None else strides
+    index = lax.full(shape, np.uint32(0), jnp.uint32)
+    for axis, stride in enumerate(strides):
+        axis_iota = lax.broadcasted_iota(jnp.uint32, shape, axis)
+        index = (
+            index + axis_iota * _uint32(stride) if not (isinstance(stride, int) and stride == 1) else index + axis_iota
+        )
     return index
+
+
+def _row_major_strides(shape: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Row-major strides in elements; sizes may be `jax.export` symbolic dimensions."""
+    strides = [1]
+    for size in shape[:0:-1]:
+        strides.insert(0, strides[0] * size)
+    return tuple(strides)
+
+
+def _uint32(value: Any) -> Any:
+    """A uint32 constant: a NumPy scalar for an int, an array for a symbolic dimension expression."""
+    return np.uint32(value) if isinstance(value, int | np.integer) else jnp.asarray(value, jnp.uint32)
+
+
+def _planes(counter: Words, key: Words, blocks: jax.Array, per_block: PerBlock | None = None) -> Words:
+    """The values of the blocks ``counter + blocks`` (uint32 offsets), all of a block's values from one reduce loop.
+
+    ``per_block`` (default: the four words) runs inside the reduce's input, so its values
+    are computed once per block and materialised, never recomputed by a consumer that
+    selects among them (a select evaluates every candidate: Box-Muller 16 times over).
+    The pad half of the reduce holds each dtype's identity: 0 under ``|`` for unsigned
+    words, -inf under ``max`` for floats (exact, the sign of zero kept).
+    """
+    values = _rounds(add_128(counter, blocks), *key)
+    if per_block is not None:
+        values = per_block(values)
+    pads = tuple(np.array(-np.inf if jnp.issubdtype(x.dtype, jnp.floating) else 0, x.dtype) for x in values)
+    axis = blocks.ndim
+    widths = [(0, 0, 0)] * axis + [(0, 1, 0)]
+    padded = tuple(lax.pad(x[..., None], pad, widths) for x, pad in zip(values, pads, strict=True))
+    return tuple(lax.reduce(padded, pads, _combine_pairs, (axis,)))
 
 
 def block_planes(counter: Words, key: Words, shape: Sequence[int]) -> Words:
@@ -181,16 +249,13 @@ def block_planes(counter: Words, key: Words, shape: Sequence[int]) -> Words:
     One variadic reduce computes all four words of a block in one loop iteration (see the
     module docstring); the result is four uint32 arrays of ``shape``.
     """
-    shape = tuple(shape)
-    words = _rounds(add_128(counter, _linear_iota(shape)), *key)
-    zero = np.uint32(0)
-    padded = tuple(lax.pad(w[..., None], zero, [(0, 0, 0)] * len(shape) + [(0, 1, 0)]) for w in words)
-    planes = lax.reduce(padded, (zero,) * 4, _or_pairs, (len(shape),))
-    return tuple(planes)
+    return _planes(counter, key, _linear_iota(shape))
 
 
-def _or_pairs(a: Words, b: Words) -> Words:
-    return tuple(x | y for x, y in zip(a, b, strict=True))
+def _combine_pairs(a: Words, b: Words) -> Words:
+    """The reduce body of `_planes`: ``|`` for unsigned words, ``max`` for floats (one side is the pad)."""
+    pairs = zip(a, b, strict=True)
+    return tuple(x | y if jnp.issubdtype(x.dtype, jnp.unsignedinteger) else lax.max(x, y) for x, y in pairs)
 
 
 def interleave(planes: Words) -> jax.Array:
@@ -205,28 +270,126 @@ def interleave(planes: Words) -> jax.Array:
     return out.reshape(*lead, m * k)
 
 
-def _per_element(counter: Words, key: Words, shape: tuple[int, ...]) -> jax.Array:
-    """Each element computes its own block and keeps word ``n % 4`` (any shape, 4x the arithmetic)."""
-    n = _linear_iota(shape)
-    words = _rounds(add_128(counter, n >> 2), *key)
-    lane = n & np.uint32(3)
-    out = words[3]
-    for j in (2, 1, 0):
-        out = jnp.where(lane == j, words[j], out)
+PerBlock = Callable[[Words], Words]
+# Unaligned rows shorter than this compute each element's block (`_per_element`, peak memory
+# 1x the output): the block grid of `rows` adds up to two blocks a row (2.6x the output at 10
+# words a row). From 16 words on the grid wins: 2.7x faster at 63 words (measured, 2 cores).
+SHORT_ROW = 16
+
+
+def values_per_block(per_block: PerBlock) -> int:
+    """How many values ``per_block`` makes of one block's four words."""
+    return len(jax.eval_shape(per_block, (jax.ShapeDtypeStruct((), jnp.uint32),) * 4))
+
+
+def _words(words: Words) -> Words:
+    return words
+
+
+def rows(
+    counter: Words, key: Words, first: jax.Array, length: int, per_block: PerBlock = _words, *, aligned: bool
+) -> jax.Array:
+    """Rows of stream values: ``out[..., c]`` is value ``first[...] + c`` of the stream.
+
+    ``per_block`` maps the four words of a block to its ``v`` values in stream order
+    (the words themselves by default, ``v = 4``), so value ``n`` is value ``n % v`` of
+    block ``counter + n // v``. Each row computes the ``ceil(length / v)`` blocks it
+    starts in (one more when it starts inside a block), never another row's.
+
+    Args:
+      counter, key: the state's counter words and key words.
+      first: uint32 array of the rows' shape: the stream index of each row's first value.
+      length: values per row.
+      per_block: four word arrays -> ``v`` value arrays.
+      aligned: a static promise that every ``first`` is a multiple of ``v`` (rows start
+        at a block); otherwise each row selects its values with a shift of ``first % v``.
+
+    Returns:
+      Array of shape ``first.shape + (length,)``.
+    """
+    lead = first.shape
+    v = values_per_block(per_block)
+    if not aligned and isinstance(length, int) and length < SHORT_ROW:
+        return _per_element(counter, key, first, length, per_block)
+    m = (length + v - 1) // v + (0 if aligned else 1)
+    grid = (*lead, m)
+    start = lax.broadcast_in_dim(first // np.uint32(v), grid, tuple(range(len(lead))))
+    values = _planes(counter, key, start + lax.broadcasted_iota(jnp.uint32, grid, len(lead)), per_block)
+    if not aligned:
+        values = _shift(values, lax.rem(first, np.uint32(v)))
+    out = interleave(values)
+    return out if out.shape[-1] == length else out[..., :length]
+
+
+def _per_element(counter: Words, key: Words, first: jax.Array, length: int, per_block: PerBlock) -> jax.Array:
+    """Each element computes its own block and keeps its value (short unaligned rows: no block grid)."""
+    shape = (*first.shape, length)
+    n = lax.broadcast_in_dim(first, shape, tuple(range(first.ndim))) + lax.broadcasted_iota(
+        jnp.uint32, shape, first.ndim
+    )
+    v = values_per_block(per_block)
+    values = per_block(_rounds(add_128(counter, n // np.uint32(v)), *key))
+    lane = lax.rem(n, np.uint32(v))
+    out = values[-1]
+    for j in range(v - 2, -1, -1):
+        out = jnp.where(lane == j, values[j], out)
     return out
 
 
-def stream(counter: Words, key: Words, shape: Sequence[int]) -> jax.Array:
-    """uint32 array of ``shape``: element n (row-major) is word n % 4 of block ``counter + n // 4``.
+def _shift(values: Words, shift: jax.Array) -> Words:
+    """Per row, value plane ``l`` at block ``j`` becomes the value ``l + shift`` places on: planes one block shorter."""
+    v = len(values)
+    lo, hi = [x[..., :-1] for x in values], [x[..., 1:] for x in values]
+    shift = lax.broadcast_in_dim(shift, lo[0].shape, tuple(range(shift.ndim)))
+    shifted = []
+    for lane in range(v):
+        plane = lo[lane]
+        for s in range(1, v):
+            source = hi if lane + s >= v else lo
+            plane = jnp.where(shift == s, source[(lane + s) % v], plane)
+        shifted.append(plane)
+    return tuple(shifted)
 
-    When the last axis is a multiple of 4, every row holds whole blocks: the planes are
-    computed once per block and interleaved. Otherwise each element computes its block.
-    Both paths are elementwise in the output's own axes, hence shard-local.
+
+def tile(
+    counter: Words,
+    key: Words,
+    shape: Sequence[int],
+    tile_shape: Sequence[int],
+    offsets: Sequence[int | jax.Array],
+    per_block: PerBlock = _words,
+) -> jax.Array:
+    """The tile of ``tile_shape`` at ``offsets`` (ints or uint32 scalars) of the stream values of ``shape``.
+
+    The stream index of element ``i`` of the tile is ``sum((offsets[d] + i[d]) * stride[d])``
+    over the row-major strides of ``shape``: each axis has its own counter, so a device
+    that holds one tile of a sharded output computes that tile and nothing else.
+    """
+    shape, tile_shape = tuple(shape), tuple(tile_shape)
+    strides = _row_major_strides(shape)
+    first = _linear_iota(tile_shape[:-1], strides[:-1])
+    for offset, stride in zip(offsets, strides, strict=True):
+        if not isinstance(offset, int) or offset:
+            first = first + jnp.asarray(offset, jnp.uint32) * _uint32(stride)
+    v = values_per_block(per_block)
+    static_last = isinstance(offsets[-1], int)
+    one_row = math.prod(tile_shape[:-1]) == 1 and all(isinstance(o, int) and not o for o in offsets[:-1])
+    rows_aligned = one_row or shape[-1] % v == 0
+    aligned = rows_aligned and (offsets[-1] % v == 0 if static_last else tile_shape[-1] % v == 0)
+    return rows(counter, key, first, tile_shape[-1], per_block, aligned=aligned)
+
+
+def stream(counter: Words, key: Words, shape: Sequence[int], per_block: PerBlock = _words) -> jax.Array:
+    """Array of ``shape``: element n (row-major) is value n % v of block ``counter + n // v``.
+
+    ``per_block`` as in `rows` (default: the words, so element n is word n % 4). Rows
+    that start on a block boundary compute their blocks and interleave them; rows that
+    start inside one shift their values (`rows`; measured as fast as regrouping rows into
+    whole blocks, and unlike that elementwise in the rows). Everything is elementwise in
+    the output's leading axes, so a sharding of those stays shard-local.
     """
     shape = tuple(shape)
-    if shape[-1] % 4:
-        return _per_element(counter, key, shape)
-    return interleave(block_planes(counter, key, (*shape[:-1], shape[-1] // 4)))
+    return tile(counter, key, shape, shape, (0,) * len(shape), per_block)
 
 
 def num_blocks(n_elements: int) -> int:

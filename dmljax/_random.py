@@ -17,8 +17,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
+from jax.sharding import NamedSharding
 
-from dmljax import _philox
+from dmljax import _philox, _shard_local
 from dmljax._dtypes import DataType
 from dmljax._errors import fail
 from dmljax._feature_levels import FeatureLevel
@@ -236,7 +237,9 @@ def add_words(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[jax.Array, ...]:
     return tuple(words)
 
 
-def random_generator(state: jax.typing.ArrayLike, shape: Sequence[int]) -> tuple[jax.Array, jax.Array]:
+def random_generator(
+    state: jax.typing.ArrayLike, shape: Sequence[int], *, out_sharding: NamedSharding | None = None
+) -> tuple[jax.Array, jax.Array]:
     """DML_RANDOM_GENERATOR with PHILOX_4X32_10: uniform uint32 bits and the next state.
 
     Element ``n`` of ``bits`` (row-major) is word ``n % 4`` of
@@ -245,7 +248,10 @@ def random_generator(state: jax.typing.ArrayLike, shape: Sequence[int]) -> tuple
     key is unchanged, so chaining calls never reuses a block and equals one long call.
     This is also TensorFlow's stateless Philox stream (SPEC §4). The function is pure:
     the same state gives the same bits under `jit`, `vmap` (a batch of states) and any
-    sharding, where each device computes only its own blocks. Not cryptographically secure.
+    sharding. Each device computes only its own blocks: under a sharding that XLA's
+    partitioner gives it (all the work is elementwise in the leading axes) or, for any
+    sharding, including a device slice of the last axis that cuts a block, when
+    ``out_sharding`` is given. Not cryptographically secure.
 
     Seed 003's worked example prints the wrong next counter: ``0x48656c6c'6f46726f'
     6d536561'74746c65`` plus 324,855 blocks is ``...'7479615c``, not ``...'746f776e``
@@ -254,14 +260,19 @@ def random_generator(state: jax.typing.ArrayLike, shape: Sequence[int]) -> tuple
     Args:
       state: uint32[6], or ``(1, ..., 1, 6)`` up to 8 dimensions (DirectML's ``{1,1,1,6}``).
       shape: the output shape, 1 to 8 positive dimensions, at most 2^32 - 1 elements.
+      out_sharding: optional `jax.sharding.NamedSharding` of ``bits``, as `jax.random`'s
+        samplers take: each device then generates its own tile inside `jax.shard_map`
+        with per-axis counters (no collectives; a state replicated on the mesh). Axes the
+        mesh does not divide evenly are left to the partitioner.
 
     Returns:
       ``(bits, next_state)``: uint32 of ``shape``, and a state shaped like ``state``.
 
     Raises:
       TypeError: ``state`` is not a uint32 array.
-      dmljax.ValidationError: ``state`` is not 6 words with leading 1s, or ``shape`` is
-        empty, not positive, over 8 dimensions or over 2^32 - 1 elements.
+      dmljax.ValidationError: ``state`` is not 6 words with leading 1s, ``shape`` is
+        empty, not positive, over 8 dimensions or over 2^32 - 1 elements, or
+        ``out_sharding`` is not a NamedSharding of at most ``len(shape)`` axes.
 
     Examples:
       >>> bits, state = random_generator(make_state(0), (2, 4))
@@ -271,11 +282,14 @@ def random_generator(state: jax.typing.ArrayLike, shape: Sequence[int]) -> tuple
       Array([2, 0, 0, 0, 0, 0], dtype=uint32)
     """
     state = check_state("random_generator", state)
-    return _random_generator(state, check_shape("random_generator", shape))
+    shape = check_shape("random_generator", shape)
+    out_sharding = _shard_local.check_out_sharding("random_generator", out_sharding, shape)
+    return _random_generator(state, shape, out_sharding)
 
 
-@functools.partial(jax.jit, static_argnums=1)
-def _random_generator(state: jax.Array, shape: tuple[int, ...]) -> tuple[jax.Array, jax.Array]:
-    counter, key = split_state(state.reshape(STATE_WORDS))
-    bits = _philox.stream(counter, key, shape)
+@functools.partial(jax.jit, static_argnums=(1, 2))
+def _random_generator(
+    state: jax.Array, shape: tuple[int, ...], out_sharding: NamedSharding | None = None
+) -> tuple[jax.Array, jax.Array]:
+    bits = _shard_local.generate(state, shape, out_sharding=out_sharding)
     return bits, advance(state, _philox.num_blocks(math.prod(shape)))

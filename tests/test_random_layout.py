@@ -1,0 +1,119 @@
+"""The stream in the output's own shape: every layout path of random_generator and the distributions.
+
+Rows of whole blocks, long rows that start inside a block
+(a per-row shift), short ones (a block per element), one unaligned row: each must give the
+bits of the loop oracle, and every distribution the values of its word map on the flat stream.
+"""
+
+import math
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from dmljax import make_state, normal, randint, random_generator, uniform
+from dmljax._philox import PHILOX_ROUNDS, SHORT_ROW
+from tests import reference
+
+STATE = make_state(0x0DDBA11, counter=2**32 - 77)
+
+# (shape, the path `_philox.stream` takes for 4 values a block)
+SHAPES = {
+    "whole blocks": (3, 8),
+    "block per element, rows of 6": (6, 6),
+    "block per element, 3-D": (2, 4, 7),
+    "shifted rows": (3, SHORT_ROW + 3),
+    "shifted rows of 63": (5, 63),
+    "shifted rows, 3-D": (2, 3, 101),
+    "block per element": (3, 5),
+    "one unaligned row": (1001,),
+    "one long row": (2, 1, 1, 99),
+}
+
+
+def flat_words(state, n: int) -> np.ndarray:
+    """The first ``n`` words of the stream, from the loop oracle."""
+    return reference.random_generator(np.asarray(state), (n,))[0]
+
+
+@pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
+def test_bits_match_the_loop_oracle(shape):
+    bits, next_state = jax.jit(random_generator, static_argnums=1)(STATE, shape)
+    want_bits, want_state = reference.random_generator(np.asarray(STATE), shape)
+    np.testing.assert_array_equal(bits, want_bits)
+    np.testing.assert_array_equal(next_state, want_state)
+
+
+@pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
+def test_one_word_values_match_the_flat_word_map(shape):
+    n = math.prod(shape)
+    w = flat_words(STATE, n)
+    u, _ = uniform(STATE, shape)
+    np.testing.assert_array_equal(np.asarray(u).reshape(-1), ((w & 0x7FFFFF) | 0x3F800000).view(np.float32) - 1)
+    r, _ = randint(STATE, shape, -7, 1000)
+    np.testing.assert_array_equal(np.asarray(r).reshape(-1), -7 + w.astype(np.int64) % 1007)
+
+
+@pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
+def test_normal_pairs_match_box_muller_on_the_flat_words(shape):
+    n = math.prod(shape)
+    w = flat_words(STATE, n + n % 2)
+    unit = ((w & 0x7FFFFF) | 0x3F800000).view(np.float32) - np.float32(1)
+    radius = np.sqrt(-2 * np.log(np.maximum(unit[0::2], np.float32(1e-7))))
+    angle = np.float32(2 * np.pi) * unit[1::2]
+    want = np.stack([np.sin(angle) * radius, np.cos(angle) * radius], axis=1).reshape(-1)[:n]
+    z, _ = normal(STATE, shape)
+    np.testing.assert_allclose(np.asarray(z).reshape(-1), want, rtol=3e-6, atol=3e-6)
+
+
+TWO_WORD_SHAPES = {"whole blocks": (3, 4), "long rows": (4, 33), "shifted rows": (3, 65), "short rows": (3, 7)}
+
+
+@pytest.mark.parametrize("shape", TWO_WORD_SHAPES.values(), ids=TWO_WORD_SHAPES.keys())
+def test_two_word_values_match_the_flat_word_map(shape, x64):
+    n = math.prod(shape)
+    w = flat_words(STATE, 2 * n).astype(np.uint64)
+    u, next_state = uniform(STATE, shape, jnp.float64)
+    bits = (w[0::2] & 0xFFFFF) << np.uint64(32) | w[1::2] | np.uint64(1023 << 52)
+    np.testing.assert_array_equal(np.asarray(u).reshape(-1), bits.view(np.float64) - 1)
+    assert reference.counter_value(np.asarray(next_state)[:4]) == reference.counter_value(
+        np.asarray(STATE)[:4]
+    ) + math.ceil(n / 2)
+    r, _ = randint(STATE, shape, -(2**40), 2**41, jnp.int64)
+    pairs = [int(w[2 * i]) | int(w[2 * i + 1]) << 32 for i in range(n)]
+    assert [int(v) for v in np.asarray(r).reshape(-1)] == [-(2**40) + p % (3 * 2**40) for p in pairs]
+
+
+def test_array_bounds_broadcast_per_element():
+    lo, hi = np.array([0, 10, -5], np.int32), np.array([[3], [1000]], np.int32) + 20
+    r, _ = randint(STATE, (2, 3), lo, hi)
+    w = flat_words(STATE, 6).astype(np.int64).reshape(2, 3)
+    np.testing.assert_array_equal(r, lo + w % (hi - lo))
+
+
+# --- the compiled program: every block computed once (a change in XLA's fusion fails here) ----------
+
+COMPILED_SHAPES = {"whole blocks": (64, 1024), "shifted rows": (64, 1023), "one unaligned row": (1001,)}
+
+
+def compiled_ops(fn, op: str, dtype: str) -> int:
+    hlo = jax.jit(fn).lower(STATE).compile().as_text()
+    return len(re.findall(rf"= {dtype}\[[\d,]*\]\S* {op}\(", hlo))
+
+
+@pytest.mark.parametrize("shape", COMPILED_SHAPES.values(), ids=COMPILED_SHAPES.keys())
+def test_compiled_rounds_run_once_per_block(shape):
+    # Ten rounds of two widening multiplies, in one reduce: not repeated for each word of a block.
+    for fn in (lambda s: random_generator(s, shape)[0], lambda s: uniform(s, shape)[0]):
+        assert compiled_ops(fn, "multiply", "u64") == 2 * PHILOX_ROUNDS
+
+
+@pytest.mark.parametrize("shape", COMPILED_SHAPES.values(), ids=COMPILED_SHAPES.keys())
+def test_compiled_box_muller_runs_once_per_pair(shape):
+    # Two Box-Muller pairs a block, inside the reduce: a select among candidates must not recompute them.
+    fn = lambda s: normal(s, shape)[0]  # noqa: E731
+    assert compiled_ops(fn, "multiply", "u64") == 2 * PHILOX_ROUNDS
+    for op in ("log", "sine", "cosine"):
+        assert compiled_ops(fn, op, "f32") == 2
