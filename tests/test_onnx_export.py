@@ -345,3 +345,31 @@ def test_opset_must_be_13_or_more(opset):
         dmljax.ValidationError, match=rf"dmljax.onnx.export: opset must be an integer >= 13; got opset={opset!r}"
     ):
         dmljax.onnx.export(lambda d: d, table(2), opset=opset)
+
+
+# --- a symbolic batch dimension --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", [None, "fill"])
+def test_symbolic_batch_dimension_gather(mode):
+    (batch,) = jax.export.symbolic_shape("B")
+    embeddings = table(5, 4)
+    fn = lambda t, i: dmljax.gather(t, i, mode=mode)  # noqa: E731
+    model = dmljax.onnx.export(fn, embeddings, jax.ShapeDtypeStruct((batch, 3), np.int32))
+    onnx.checker.check_model(model, full_check=True)
+    assert model.graph.input[1].type.tensor_type.shape.dim[0].dim_param == "B"
+    for rows in (1, 4):
+        tokens = RNG.integers(-7, 7, (rows, 3)).astype(np.int32)
+        (got,) = run(model, embeddings, tokens)
+        assert got.tobytes() == np.asarray(jax.jit(fn)(embeddings, tokens)).tobytes()
+
+
+def test_symbolic_batch_dimension_scatter():
+    (batch,) = jax.export.symbolic_shape("B")
+    fn = lambda x, i, u: dmljax.scatter(x, i, u, axis=1)  # noqa: E731
+    specs = [jax.ShapeDtypeStruct((batch, 4), F32), jax.ShapeDtypeStruct((batch, 1), np.int32)]
+    model = dmljax.onnx.export(fn, *specs, jax.ShapeDtypeStruct((batch, 1), F32))
+    for rows in (1, 3):
+        args = table(rows, 4), RNG.integers(-5, 5, (rows, 1)).astype(np.int32), table(rows, 1)
+        (got,) = run(model, *args)
+        assert got.tobytes() == np.asarray(jax.jit(fn)(*args)).tobytes()

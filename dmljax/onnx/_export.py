@@ -51,9 +51,11 @@ def export(fn: Callable[..., Any], *example_args: Any, opset: int | None = None)
 
     Args:
       fn: a function of arrays; positional arguments become the model's inputs in order.
-      *example_args: one array (or `jax.ShapeDtypeStruct`) per input, fixing its shape
-        and dtype; jax2onnx's symbolic shapes (a tuple such as ``("B", 4)``) work too
-        where every operator's arguments stay static.
+      *example_args: one array or `jax.ShapeDtypeStruct` per input, fixing its shape and
+        dtype (canonicalised as JAX does: int64 becomes int32 unless 64-bit types are
+        enabled). A symbolic batch dimension (``jax.export.symbolic_shape("B")``) becomes
+        a named ONNX dimension where jax2onnx and the operator's implementation accept it
+        (gather and scatter do).
       opset: the ONNX opset; default `DEFAULT_OPSET`, at least `MIN_OPSET`.
 
     Returns:
@@ -72,7 +74,7 @@ def export(fn: Callable[..., Any], *example_args: Any, opset: int | None = None)
     if isinstance(opset, bool) or not isinstance(opset, int) or opset < MIN_OPSET:
         raise fail("dmljax.onnx.export", "opset", f"be an integer >= {MIN_OPSET}", opset)
     inputs = [
-        a if isinstance(a, tuple) else jax.ShapeDtypeStruct(jax.numpy.shape(a), jax.numpy.result_type(a))
+        a if isinstance(a, jax.ShapeDtypeStruct) else jax.ShapeDtypeStruct(jax.numpy.shape(a), jax.numpy.result_type(a))
         for a in example_args
     ]
     namespace = getattr(fn, "__globals__", None)

@@ -66,11 +66,14 @@ def _indices(em: Emitter, eqn: Any, size: int) -> tuple[ir.Value, ir.Value | Non
     return index, None
 
 
-def _zero_where_invalid(em: Emitter, valid: ir.Value, value: ir.Value, index_shape, mask_shape, aval: Any) -> ir.Value:
-    """``value`` with zeros (False) where ``valid`` (reshaped to broadcast as ``mask_shape``) is False."""
+def _zero_where_invalid(
+    em: Emitter, valid: ir.Value, value: ir.Value, new_axes: tuple[int, ...], aval: Any
+) -> ir.Value:
+    """``value`` with zeros (False) where ``valid``, unsqueezed at ``new_axes`` to broadcast, is False."""
     dtype, shape = np.dtype(aval.dtype), tuple(aval.shape)
-    if mask_shape != index_shape:
-        valid = em.op("Reshape", valid, em.i64(mask_shape, "mask_shape"), dtype=_BOOL, shape=mask_shape)
+    if new_axes:
+        mask_shape = tuple(1 if d in new_axes else n for d, n in enumerate(shape))
+        valid = em.op("Unsqueeze", valid, em.i64(new_axes, "axes"), dtype=_BOOL, shape=mask_shape)
     if dtype == _BOOL:  # onnxruntime's CPU Where has no bool kernel
         return em.op("And", valid, value, dtype=dtype, shape=shape)
     return em.op("Where", valid, value, em.const(np.zeros((), dtype), "zero", dtype), dtype=dtype, shape=shape)
@@ -85,8 +88,9 @@ def lower_gather(ctx: Any, eqn: Any) -> None:
         "Gather", em.input(data_var, "data"), index, dtype=out.aval.dtype, shape=tuple(out.aval.shape), axis=axis
     )
     if valid is not None:
-        mask_shape = (1,) * axis + tuple(index_var.aval.shape) + (1,) * (len(data_shape) - axis - 1)
-        result = _zero_where_invalid(em, valid, result, tuple(index_var.aval.shape), mask_shape, out.aval)
+        q = len(index_var.aval.shape)
+        new_axes = tuple(range(axis)) + tuple(range(axis + q, len(data_shape) - 1 + q))
+        result = _zero_where_invalid(em, valid, result, new_axes, out.aval)
     em.output(out, result)
 
 
@@ -98,7 +102,7 @@ def lower_gather_elements(ctx: Any, eqn: Any) -> None:
     shape = tuple(out.aval.shape)
     result = em.op("GatherElements", em.input(data_var, "data"), index, dtype=out.aval.dtype, shape=shape, axis=axis)
     if valid is not None:
-        result = _zero_where_invalid(em, valid, result, shape, shape, out.aval)
+        result = _zero_where_invalid(em, valid, result, (), out.aval)
     em.output(out, result)
 
 
