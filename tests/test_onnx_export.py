@@ -68,7 +68,7 @@ def test_gather_constant_in_range_indices_are_one_plain_gather():
 
 def test_gather_scalar_index_and_promise_in_bounds():
     data = table(3, 4)
-    check_export(lambda d, i: dmljax.gather(d, i, axis=1, mode="promise_in_bounds"), data, np.int32(-2))
+    check_export(lambda d, i: dmljax.gather(d, i, 1, mode="promise_in_bounds"), data, np.int32(-2))  # axis by position
     check_export(
         lambda d, i: dmljax.gather(d, i, axis=1, mode="promise_in_bounds"),
         data,

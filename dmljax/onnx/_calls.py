@@ -75,39 +75,45 @@ def _in_range(indices: Any, size: int) -> bool:
     return bool(((values >= low) & (values < size)).all())
 
 
-def _resolve_mode(op: str, mode: Any, indices: Any, size: int, default: str) -> str:
-    name = getattr(mode, "value", mode)
-    name = "fill" if name == "drop" else name
-    if name == "checked":
+def _refuse_checked(op: str, mode: Any) -> None:
+    if getattr(mode, "value", mode) == "checked":
         rule = (
             "not be 'checked' in an ONNX export (ONNX has no run-time index check that could raise; "
             "pass 'clip', 'fill' or 'promise_in_bounds', or check the indices before the model runs)"
         )
         raise fail(op, "mode", rule, mode)
+
+
+def _resolve_mode(mode: Any, indices: Any, size: int, default: str) -> str:
+    """The mode the traced computation applies, ``"promise_in_bounds"`` for constant in-range indices."""
+    name = getattr(mode, "value", mode)
+    name = "fill" if name == "drop" else name
     if (name is None and not _traced(indices)) or _in_range(indices, size):
         return "promise_in_bounds"
     return default if name is None else name
 
 
-def _indexed(op: str, name: str, prim, default: str) -> Callable[..., jax.Array]:
-    """The export-time call of an operator with an ``axis`` and ``mode`` (its last inputs: indices[, updates])."""
+def _indexed(name: str, prim, default: str) -> Callable[..., jax.Array]:
+    """The export-time call of gather, gather_elements or scatter (arrays, then ``axis`` and ``mode``)."""
+    signature = inspect.signature(ORIGINALS[name])
 
-    def call(data: Any, indices: Any, *rest: Any, axis: int = 0, mode: Any = None) -> jax.Array:
-        if len(rest) > 1:  # axis passed positionally
-            rest, axis = rest[:1], rest[1]
-        elif len(rest) == 1 and prim is not SCATTER_P:
-            axis, rest = rest[0], ()
-        _validate(name, data, indices, *rest, axis=axis, mode=mode)
-        data = jnp.asarray(data)
+    def call(*args: Any, **kwargs: Any) -> jax.Array:
+        bound = signature.bind(*args, **kwargs)  # the original's TypeError for a wrong call
+        bound.apply_defaults()
+        *arrays, axis, mode = bound.arguments.values()
+        _refuse_checked(name, mode)
+        _validate(name, *arrays, axis=axis, mode=mode)
+        data, indices = jnp.asarray(arrays[0]), arrays[1]
         axis = int(axis) % data.ndim
-        resolved = _resolve_mode(op, mode, indices, data.shape[axis], default)
-        return prim.bind(data, jnp.asarray(indices), *map(jnp.asarray, rest), axis=axis, mode=resolved)
+        resolved = _resolve_mode(mode, indices, data.shape[axis], default)
+        return prim.bind(data, *map(jnp.asarray, arrays[1:]), axis=axis, mode=resolved)
 
     call.__name__ = call.__qualname__ = name
     return call
 
 
 def slice1(input, offsets, sizes, strides, output_sizes=None) -> jax.Array:
+    """Export-time `dmljax.slice1`: the window, validated, as static parameters of one primitive."""
     out = _validate("slice1", input, offsets, sizes, strides, output_sizes)
     window = dict(
         offsets=tuple(int(o) for o in offsets),
@@ -119,11 +125,13 @@ def slice1(input, offsets, sizes, strides, output_sizes=None) -> jax.Array:
 
 
 def read_tensor(buffer, desc) -> jax.Array:
+    """Export-time `dmljax.read_tensor`: the descriptor is the primitive's static parameter."""
     _validate("read_tensor", buffer, desc)
     return READ_TENSOR_P.bind(jnp.asarray(buffer), desc=desc)
 
 
 def write_tensor(buffer, desc, value) -> jax.Array:
+    """Export-time `dmljax.write_tensor` (an aliasing descriptor is refused by the validation)."""
     _validate("write_tensor", buffer, desc, value)
     return WRITE_TENSOR_P.bind(jnp.asarray(buffer), jnp.asarray(value), desc=desc)
 
@@ -146,17 +154,16 @@ def _refuse(name: str) -> Callable[..., Any]:
     return call
 
 
-_gather = _indexed("gather", "gather", GATHER_P, "clip")
-_gather_elements = _indexed("gather_elements", "gather_elements", GATHER_ELEMENTS_P, "clip")
-_scatter = _indexed("scatter", "scatter", SCATTER_P, "fill")
-_scatter_elements = _indexed("scatter_elements", "scatter_elements", SCATTER_P, "fill")
+_gather = _indexed("gather", GATHER_P, "clip")
+_gather_elements = _indexed("gather_elements", GATHER_ELEMENTS_P, "clip")
+_scatter = _indexed("scatter", SCATTER_P, "fill")
 
 # Public name -> what it does during an export.
 EXPORT_CALLS: dict[str, Callable[..., Any]] = {
     "gather": _gather,
     "gather_elements": _gather_elements,
     "scatter": _scatter,
-    "scatter_elements": _scatter_elements,
+    "scatter_elements": _scatter,  # the same function as scatter
     "slice1": slice1,
     "read_tensor": read_tensor,
     "write_tensor": write_tensor,
