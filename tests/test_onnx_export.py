@@ -392,3 +392,15 @@ def test_readme_deployment_snippet_runs_and_prints_the_documented_output():
     with contextlib.redirect_stdout(printed):
         exec(compile(snippet, "README.md", "exec"), {"__name__": "readme_onnx"})
     assert printed.getvalue() == expected
+
+
+@pytest.mark.usefixtures("x64")
+def test_64_bit_types_under_enable_x64():
+    data, indices = table(5, 2, dtype=np.float64), np.array([[1, -1, 7]], np.int64)
+    model = check_export(lambda d, i: dmljax.gather(d, i, axis=0, mode="fill"), data, indices, nodes=["Gather"])
+    assert [i.type.tensor_type.elem_type for i in model.graph.input] == [
+        onnx.TensorProto.DOUBLE,
+        onnx.TensorProto.INT64,
+    ]
+    args = table(4, 3, dtype=np.float64), np.array([[0, 2, 5]], np.uint64), table(1, 3, dtype=np.float64)
+    check_export(lambda x, i, u: dmljax.scatter(x, i, u, axis=0), *args, nodes=["Min", "Cast", "ScatterElements"])

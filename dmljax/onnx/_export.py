@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import jax
+import numpy as np
 import onnx
 from jax2onnx import to_onnx
 
@@ -36,6 +37,11 @@ def _patched_namespace(namespace: dict[str, Any]) -> Iterator[None]:
         namespace.update(saved)
 
 
+def _double_precision(inputs: list[jax.ShapeDtypeStruct]) -> bool:
+    """jax2onnx's double mode (64-bit types while tracing; every float tensor DOUBLE): float64 inputs under x64."""
+    return bool(jax.config.jax_enable_x64) and any(np.dtype(a.dtype) == np.float64 for a in inputs)
+
+
 def export(fn: Callable[..., Any], *example_args: Any, opset: int | None = None) -> onnx.ModelProto:
     """Export ``fn`` to an ONNX model in which dmljax's operators are ONNX's own nodes.
 
@@ -52,10 +58,11 @@ def export(fn: Callable[..., Any], *example_args: Any, opset: int | None = None)
     Args:
       fn: a function of arrays; positional arguments become the model's inputs in order.
       *example_args: one array or `jax.ShapeDtypeStruct` per input, fixing its shape and
-        dtype (canonicalised as JAX does: int64 becomes int32 unless 64-bit types are
-        enabled). A symbolic batch dimension (``jax.export.symbolic_shape("B")``) becomes
-        a named ONNX dimension where jax2onnx and the operator's implementation accept it
-        (gather and scatter do).
+        dtype, canonicalised as JAX does (int64 becomes int32 unless 64-bit types are
+        enabled). Under ``jax.enable_x64(True)``, float64 inputs switch jax2onnx to its
+        double precision mode, in which every float tensor is DOUBLE. A symbolic batch
+        dimension (``jax.export.symbolic_shape("B")``) becomes a named ONNX dimension
+        where jax2onnx and the operator's implementation accept it (gather and scatter do).
       opset: the ONNX opset; default `DEFAULT_OPSET`, at least `MIN_OPSET`.
 
     Returns:
@@ -79,4 +86,4 @@ def export(fn: Callable[..., Any], *example_args: Any, opset: int | None = None)
     ]
     namespace = getattr(fn, "__globals__", None)
     with _patched_namespace(namespace) if isinstance(namespace, dict) else contextlib.nullcontext():
-        return to_onnx(fn, inputs, opset=opset)
+        return to_onnx(fn, inputs, opset=opset, enable_double_precision=_double_precision(inputs))
