@@ -254,6 +254,22 @@ def test_vmap_of_elementwise_operators_stays_one_node():
     check_export(jax.vmap(lambda d: dmljax.slice1(d, (0, 1), (3, 4), (-1, 2))), data, exact_nodes=["Slice"])
 
 
+def test_vmap_of_gather_over_the_table_or_the_indices_stays_one_gather():
+    tables, indices = table(3, 6, 2), np.array([[5, -6], [0, 1]], np.int32)
+    over_tables = jax.vmap(lambda t, i: dmljax.gather(t, i, axis=0, mode="promise_in_bounds"), in_axes=(0, None))
+    check_export(over_tables, tables, indices, exact_nodes=["Gather"])
+    over_indices = jax.vmap(lambda t, i: dmljax.gather(t, i, axis=0, mode="promise_in_bounds"), in_axes=(None, 0))
+    check_export(over_indices, tables[0], indices, exact_nodes=["Gather"])
+    both_indices = np.array([[5, -6], [0, 9], [1, -8]], np.int32)
+    for mode in (None, "fill"):  # tables and indices batched: one Gather from the merged tables
+        both = jax.vmap(lambda t, i, mode=mode: dmljax.gather(t, i, axis=1, mode=mode))
+        model = check_export(both, table(3, 2, 6), both_indices, nodes=["Gather"])
+        assert node_types(model).count("Gather") == 1
+    scatters = jax.vmap(lambda x, i, u: dmljax.scatter(x, i, u, axis=0, mode="clip"), in_axes=(0, None, 0))
+    model = check_export(scatters, table(2, 4, 3), np.array([[0, 3, -9]], np.int32), table(2, 1, 3), nodes=["Clip"])
+    assert node_types(model).count("ScatterElements") == 1
+
+
 def test_module_level_import_is_exported_too():
     data, indices = table(5, 2), np.array([1, 3], np.int32)
     check_export(lambda d, i: imported_gather(d, i), data, indices, exact_nodes=["Clip", "Gather"])

@@ -21,6 +21,7 @@ from typing import Any
 
 import jax
 import jax.extend.core
+import jax.numpy as jnp
 import numpy as np
 from jax import lax
 from jax.interpreters import batching, mlir
@@ -128,7 +129,30 @@ def _gather_rule(args, dims, *, axis, mode):
         return GATHER_P.bind(_front(data, data_dim, 0), indices, axis=axis + 1, mode=mode), 0
     if data_dim is None:  # the batch of indices lands where the axis was
         return GATHER_P.bind(data, _front(indices, index_dim, 0), axis=axis, mode=mode), axis
-    return _vmap_rule(_gather, args, dims, axis=axis, mode=mode)
+    return _merged_gather(_front(data, data_dim, 0), _front(indices, index_dim, 0), axis, mode)
+
+
+def _merged_gather(data, indices, axis, mode):
+    """A batch of tables and a batch of indices: one gather from the tables merged along ``axis``.
+
+    The mode is applied first, in `jax.numpy` (clip, wrap negatives; invalid fill indices
+    go past the merged axis), then each batch's indices are offset by ``b * size``.
+    """
+    n, size = data.shape[0], data.shape[axis + 1]
+    signed = jnp.issubdtype(indices.dtype, jnp.signedinteger)
+    if n * size >= np.iinfo(indices.dtype).max:
+        return _vmap_rule(_gather, (data, indices), (0, 0), axis=axis, mode=mode)
+    index = indices
+    if mode == "clip":
+        index = jnp.clip(index, -size if signed else 0, size - 1)
+    if signed:
+        index = jnp.where(index < 0, index + size, index)
+    if mode == "fill":
+        index = jnp.where((index >= 0) & (index < size), index, n * size)
+    index = index + lax.broadcasted_iota(index.dtype, index.shape, 0) * np.asarray(size, index.dtype)
+    perm = tuple(range(1, axis + 1)) + (0,) + tuple(range(axis + 1, data.ndim))
+    merged = lax.transpose(data, perm).reshape(data.shape[1 : axis + 1] + (n * size,) + data.shape[axis + 2 :])
+    return GATHER_P.bind(merged, index, axis=axis, mode="fill" if mode == "fill" else "promise_in_bounds"), axis
 
 
 def _slice1_rule(args, dims, *, offsets, sizes, strides, output_sizes):
