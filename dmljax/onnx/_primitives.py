@@ -3,9 +3,10 @@
 During an export, dmljax's public functions bind these primitives instead of running their
 implementation (`dmljax.onnx._calls`). Every rule of a primitive delegates to the public
 function it stands for, so JAX's semantics stay untouched wherever a primitive is
-evaluated, compiled or batched: ``impl`` and the MLIR lowering call it, the batching rule
-rebinds the primitive where one more leading dimension is enough (elementwise operators,
-slice windows) and otherwise maps the public function with `jax.vmap`. Only the abstract
+evaluated, compiled or batched: ``impl`` and the MLIR lowering call it; the batching rule
+rebinds the primitive (one more leading dimension for the elementwise operators and slice
+windows; a gather from the merged tables when tables and indices are both batched) and
+only for strided buffers maps the public function with `jax.vmap`. Only the abstract
 evaluation is computed here, from the parameters, so that nothing is traced twice.
 
 Parameters are static and hashable: ``axis`` (normalised to ``[0, r)``), ``mode`` (the
