@@ -1,5 +1,7 @@
 """Doctest namespace: ``np`` and ``jnp`` are available in every docstring example."""
 
+import importlib.util
+
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -9,3 +11,7 @@ import pytest
 def _doctest_namespace(doctest_namespace):
     doctest_namespace["np"] = np
     doctest_namespace["jnp"] = jnp
+
+
+# dmljax.onnx needs the optional extra dmljax[onnx]; without jax2onnx its doctests are skipped.
+collect_ignore_glob = [] if importlib.util.find_spec("jax2onnx") else ["onnx/*"]

@@ -1,0 +1,14 @@
+"""Export JAX functions that use dmljax to ONNX (the ``dmljax[onnx]`` extra).
+
+``dmljax.onnx.export(fn, *example_args)`` returns an `onnx.ModelProto` in which dmljax's
+operators are ONNX's own nodes (Gather, GatherElements, ScatterElements, Slice, and
+Reshape/Transpose/Slice/Pad for strided buffers), ready for ONNX Runtime and its DirectML
+execution provider. Importing this package also registers dmljax's jax2onnx plugins, so
+``jax2onnx.to_onnx`` handles dmljax's operators the same way.
+"""
+
+from dmljax.onnx._export import DEFAULT_OPSET as DEFAULT_OPSET
+from dmljax.onnx._export import MIN_OPSET as MIN_OPSET
+from dmljax.onnx._export import export as export
+
+__all__ = ["DEFAULT_OPSET", "MIN_OPSET", "export"]

@@ -1,0 +1,134 @@
+"""ONNX lowerings of gather, gather_elements and scatter, index modes included.
+
+ONNX's Gather, GatherElements and ScatterElements (opset 13+) take int32/int64 indices in
+``[-s, s)`` and call anything else an error. dmljax's resolved modes map onto them exactly:
+
+* ``promise_in_bounds``: the plain node (unsigned indices cast to INT64 first).
+* ``clip``: ``Clip(indices, -s, s - 1)`` first; ONNX's own negative wrapping then matches
+  dmljax (below ``-s`` reads or writes element 0, at or above ``s`` element ``s - 1``).
+* ``fill`` (gathers): invalid indices are replaced by 0 and the result is zeroed there with
+  ``Where``.
+* ``fill`` (scatter, "drop"): the input gets one padding slot along the axis (``Pad``),
+  negative indices are wrapped and invalid ones sent to the slot, ``ScatterElements``
+  writes, and a ``Slice`` removes the slot, so dropped updates touch nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import onnx_ir as ir
+
+from dmljax.onnx._emit import Emitter
+
+__all__ = ["lower_gather", "lower_gather_elements", "lower_scatter"]
+
+_BOOL = np.dtype(bool)
+_I64 = np.dtype(np.int64)
+
+
+def _work_dtype(dtype: np.dtype) -> np.dtype:
+    """The index type the ONNX nodes get: int32 stays, everything else becomes INT64."""
+    return dtype if dtype == np.dtype(np.int32) else _I64
+
+
+def _as_signed(em: Emitter, index: ir.Value, dtype: np.dtype, shape: tuple[int, ...], size: int) -> ir.Value:
+    """Indices as int32/INT64; uint64 values beyond INT64 are first capped at ``size`` (still invalid)."""
+    work = _work_dtype(dtype)
+    if dtype == work:
+        return index
+    if dtype == np.dtype(np.uint64):
+        index = em.op("Min", index, em.const(size, "axis_size", dtype), dtype=dtype, shape=shape)
+    return em.op("Cast", index, dtype=work, shape=shape, to=int(ir.DataType.from_numpy(work)))
+
+
+def _valid(em: Emitter, index: ir.Value, work: np.dtype, shape: tuple[int, ...], low: int, size: int) -> ir.Value:
+    """``low <= index < size`` as a BOOL tensor."""
+    above = em.op("GreaterOrEqual", index, em.const(low, "low", work), dtype=_BOOL, shape=shape)
+    below = em.op("Less", index, em.const(size, "size", work), dtype=_BOOL, shape=shape)
+    return em.op("And", above, below, dtype=_BOOL, shape=shape)
+
+
+def _indices(em: Emitter, eqn: Any, size: int) -> tuple[ir.Value, ir.Value | None]:
+    """Indices safe for the node, and the validity mask when the mode is fill."""
+    var = eqn.invars[1]
+    dtype, shape = np.dtype(var.aval.dtype), tuple(var.aval.shape)
+    work = _work_dtype(dtype)
+    index = _as_signed(em, em.input(var, "indices"), dtype, shape, size)
+    mode, low = eqn.params["mode"], (-size if dtype.kind == "i" else 0)
+    if mode == "clip":
+        bounds = em.const(-size, "min", work), em.const(size - 1, "max", work)
+        return em.op("Clip", index, *bounds, dtype=work, shape=shape), None
+    if mode == "fill":
+        valid = _valid(em, index, work, shape, low, size)
+        return em.op("Where", valid, index, em.const(0, "zero", work), dtype=work, shape=shape), valid
+    return index, None
+
+
+def _zero_where_invalid(
+    em: Emitter, valid: ir.Value, value: ir.Value, new_axes: tuple[int, ...], aval: Any
+) -> ir.Value:
+    """``value`` with zeros (False) where ``valid``, unsqueezed at ``new_axes`` to broadcast, is False."""
+    dtype, shape = np.dtype(aval.dtype), tuple(aval.shape)
+    if new_axes:
+        mask_shape = tuple(1 if d in new_axes else n for d, n in enumerate(shape))
+        valid = em.op("Unsqueeze", valid, em.i64(new_axes, "axes"), dtype=_BOOL, shape=mask_shape)
+    if dtype == _BOOL:  # onnxruntime's CPU Where has no bool kernel
+        return em.op("And", valid, value, dtype=dtype, shape=shape)
+    return em.op("Where", valid, value, em.const(np.zeros((), dtype), "zero", dtype), dtype=dtype, shape=shape)
+
+
+def lower_gather(ctx: Any, eqn: Any) -> None:
+    """dmljax_gather -> ONNX Gather (opset 13)."""
+    em, (data_var, index_var), out = Emitter(ctx), eqn.invars, eqn.outvars[0]
+    axis, data_shape = eqn.params["axis"], tuple(data_var.aval.shape)
+    index, valid = _indices(em, eqn, data_shape[axis])
+    result = em.op(
+        "Gather", em.input(data_var, "data"), index, dtype=out.aval.dtype, shape=tuple(out.aval.shape), axis=axis
+    )
+    if valid is not None:
+        q = len(index_var.aval.shape)
+        new_axes = tuple(range(axis)) + tuple(range(axis + q, len(data_shape) - 1 + q))
+        result = _zero_where_invalid(em, valid, result, new_axes, out.aval)
+    em.output(out, result)
+
+
+def lower_gather_elements(ctx: Any, eqn: Any) -> None:
+    """dmljax_gather_elements -> ONNX GatherElements (opset 13)."""
+    em, data_var, out = Emitter(ctx), eqn.invars[0], eqn.outvars[0]
+    axis = eqn.params["axis"]
+    index, valid = _indices(em, eqn, data_var.aval.shape[axis])
+    shape = tuple(out.aval.shape)
+    result = em.op("GatherElements", em.input(data_var, "data"), index, dtype=out.aval.dtype, shape=shape, axis=axis)
+    if valid is not None:
+        result = _zero_where_invalid(em, valid, result, (), out.aval)
+    em.output(out, result)
+
+
+def lower_scatter(ctx: Any, eqn: Any) -> None:
+    """dmljax_scatter -> ONNX ScatterElements (opset 13, no reduction)."""
+    em, (input_var, index_var, updates_var), out = Emitter(ctx), eqn.invars, eqn.outvars[0]
+    axis, shape, dtype = eqn.params["axis"], tuple(out.aval.shape), out.aval.dtype
+    data, updates = em.input(input_var, "input"), em.input(updates_var, "updates")
+    if eqn.params["mode"] != "fill":
+        index, _ = _indices(em, eqn, shape[axis])
+        em.output(out, em.op("ScatterElements", data, index, updates, dtype=dtype, shape=shape, axis=axis))
+        return
+    size, index_shape = shape[axis], tuple(index_var.aval.shape)
+    index_dtype = np.dtype(index_var.aval.dtype)
+    work = _work_dtype(index_dtype)
+    index = _as_signed(em, em.input(index_var, "indices"), index_dtype, index_shape, size)
+    if index_dtype.kind == "i":
+        negative = em.op("Less", index, em.const(0, "zero", work), dtype=_BOOL, shape=index_shape)
+        wrapped = em.op("Add", index, em.const(size, "size", work), dtype=work, shape=index_shape)
+        index = em.op("Where", negative, wrapped, index, dtype=work, shape=index_shape)
+    valid = _valid(em, index, work, index_shape, 0, size)
+    index = em.op("Where", valid, index, em.const(size, "slot", work), dtype=work, shape=index_shape)
+    pads = [0] * (2 * len(shape))
+    pads[len(shape) + axis] = 1
+    padded_shape = shape[:axis] + (size + 1,) + shape[axis + 1 :]
+    padded = em.op("Pad", data, em.i64(pads, "pads"), dtype=dtype, shape=padded_shape)
+    written = em.op("ScatterElements", padded, index, updates, dtype=dtype, shape=padded_shape, axis=axis)
+    starts, ends, axes = em.i64([0], "starts"), em.i64([size], "ends"), em.i64([axis], "axes")
+    em.output(out, em.op("Slice", written, starts, ends, axes, dtype=dtype, shape=shape))

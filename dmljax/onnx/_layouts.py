@@ -1,0 +1,175 @@
+"""ONNX lowerings of slice1, read_tensor and write_tensor: Slice, Reshape, Transpose, Pad.
+
+A strided layout is analysed here from its sizes and strides alone (the same facts
+DirectML's DML_BUFFER_TENSOR_DESC holds): after dropping size-1 and zero-stride
+dimensions and sorting the rest by stride, outermost first, a layout is *nested* when each
+stride covers the next dimension's extent. When each stride also divides the next outer
+one, the buffer's first ``n_0 * s_0`` elements reshape to one view whose leading corner
+holds the tensor: packed -> Reshape; permuted (NHWC) -> Reshape + Transpose; padded ->
+Reshape + Slice (Pad first when the buffer stops short of the last padding); zero strides
+-> Expand. Writes rebuild the view with Concat of the value and the buffer's padding.
+Other layouts (overlapping windows, unevenly padded) use one Gather (read) or
+ScatterElements (write) of constant element offsets.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+import onnx_ir as ir
+
+from dmljax.onnx._emit import INT64_MIN, Emitter
+
+__all__ = ["lower_read_tensor", "lower_slice1", "lower_write_tensor"]
+
+
+def lower_slice1(ctx: Any, eqn: Any) -> None:
+    """dmljax_slice1 -> one ONNX Slice (starts, ends, axes, steps; negative steps included)."""
+    em, (x_var,), out = Emitter(ctx), eqn.invars, eqn.outvars[0]
+    p, shape = eqn.params, tuple(x_var.aval.shape)
+    starts, ends, axes, steps = [], [], [], []
+    for d, (o, s, t, n) in enumerate(zip(p["offsets"], p["sizes"], p["strides"], p["output_sizes"], strict=True)):
+        first = o if t > 0 else o + s - 1
+        end = first + t * (n - 1) + (1 if t > 0 else -1)
+        if (first, end, t) == (0, shape[d], 1):
+            continue
+        starts.append(first)
+        ends.append(end if end >= 0 else INT64_MIN)
+        axes.append(d)
+        steps.append(t)
+    x, dtype, out_shape = em.input(x_var, "input"), out.aval.dtype, tuple(out.aval.shape)
+    if not axes:
+        em.output(out, em.op("Identity", x, dtype=dtype, shape=out_shape))
+        return
+    inputs = [em.i64(v, name) for v, name in ((starts, "starts"), (ends, "ends"), (axes, "axes"), (steps, "steps"))]
+    em.output(out, em.op("Slice", x, *inputs, dtype=dtype, shape=out_shape))
+
+
+@dataclasses.dataclass(frozen=True)
+class _View:
+    """A nested layout: logical dims in physical order, the view shape and its used corner."""
+
+    order: tuple[int, ...]
+    shape: tuple[int, ...]
+    limits: tuple[int, ...]
+
+    @property
+    def extent(self) -> int:
+        return math.prod(self.shape)
+
+
+def _view(sizes: tuple[int, ...], strides: tuple[int, ...]) -> _View | None:
+    live = [d for d in range(len(sizes)) if sizes[d] > 1 and strides[d] > 0]
+    order = tuple(sorted(live, key=lambda d: -strides[d]))
+    if not order:
+        return _View((), (1,), (1,))
+    phys_sizes, phys_strides = [sizes[d] for d in order], [strides[d] for d in order]
+    if any(outer < n * t for outer, n, t in zip(phys_strides, phys_sizes[1:], phys_strides[1:], strict=False)):
+        return None
+    inner = phys_strides + ([1] if phys_strides[-1] > 1 else [])
+    if any(outer % t for outer, t in zip(inner, inner[1:], strict=False)):
+        return None
+    shape = (phys_sizes[0],) + tuple(outer // t for outer, t in zip(inner, inner[1:], strict=False))
+    return _View(order, shape, tuple(phys_sizes) + ((1,) if phys_strides[-1] > 1 else ()))
+
+
+def _offsets(sizes: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
+    """Buffer offset of every logical element (int64, shape ``sizes``)."""
+    offsets = np.zeros((), np.int64)
+    for size, stride in zip(sizes, strides, strict=True):
+        offsets = offsets[..., None] + np.arange(size, dtype=np.int64) * stride
+    return offsets
+
+
+def _fit(em: Emitter, flat: ir.Value, have: int, want: int, dtype: Any) -> ir.Value:
+    """A 1-D value of ``have`` elements cut (Slice) or zero-extended (Pad) to ``want``."""
+    if have > want:
+        return em.op("Slice", flat, em.i64([0], "starts"), em.i64([want], "ends"), dtype=dtype, shape=(want,))
+    if have < want:
+        return em.op("Pad", flat, em.i64([0, want - have], "pads"), dtype=dtype, shape=(want,))
+    return flat
+
+
+def _reshape(em: Emitter, x: ir.Value, have: tuple[int, ...], shape: tuple[int, ...], dtype: Any) -> ir.Value:
+    """``x`` (of shape ``have``) reshaped to ``shape``; no node when they are equal."""
+    if tuple(have) == tuple(shape):
+        return x
+    return em.op("Reshape", x, em.i64(shape, "shape"), dtype=dtype, shape=shape)
+
+
+def lower_read_tensor(ctx: Any, eqn: Any) -> None:
+    """dmljax_read_tensor -> Reshape/Slice/Pad/Transpose/Expand, or one Gather of offsets."""
+    em, (buffer_var,), out = Emitter(ctx), eqn.invars, eqn.outvars[0]
+    desc, dtype = eqn.params["desc"], out.aval.dtype
+    sizes, strides, length = desc.sizes, desc.strides, buffer_var.aval.shape[0]
+    buffer, view = em.input(buffer_var, "buffer"), _view(desc.sizes, desc.strides)
+    if view is None:
+        offsets = em.i64(_offsets(sizes, strides), "offsets")
+        em.output(out, em.op("Gather", buffer, offsets, dtype=dtype, shape=sizes, axis=0))
+        return
+    x = _reshape(em, _fit(em, buffer, length, view.extent, dtype), (view.extent,), view.shape, dtype)
+    if view.limits != view.shape:
+        limits = em.i64(view.limits, "ends")
+        x = em.op("Slice", x, em.i64([0] * len(view.shape), "starts"), limits, dtype=dtype, shape=view.limits)
+    logical = tuple(sorted(view.order))
+    physical = tuple(sizes[d] for d in view.order) or (1,)
+    x = _reshape(em, x, view.limits, physical, dtype)
+    if view.order != logical:
+        perm = [view.order.index(d) for d in logical]
+        physical = tuple(sizes[d] for d in logical)
+        x = em.op("Transpose", x, dtype=dtype, shape=physical, perm=perm)
+    kept = tuple(n if d in logical else 1 for d, n in enumerate(sizes))
+    x = _reshape(em, x, physical, kept, dtype)
+    if kept != sizes:
+        x = em.op("Expand", x, em.i64(sizes, "sizes"), dtype=dtype, shape=sizes)
+    em.output(out, x)
+
+
+def lower_write_tensor(ctx: Any, eqn: Any) -> None:
+    """dmljax_write_tensor -> Transpose/Reshape/Concat/Slice, or one ScatterElements of offsets."""
+    em, (buffer_var, value_var), out = Emitter(ctx), eqn.invars, eqn.outvars[0]
+    desc, dtype = eqn.params["desc"], out.aval.dtype
+    sizes, length = desc.sizes, buffer_var.aval.shape[0]
+    buffer, value, view = em.input(buffer_var, "buffer"), em.input(value_var, "value"), _view(sizes, desc.strides)
+    if view is None:
+        offsets = em.i64(_offsets(sizes, desc.strides).reshape(-1), "offsets")
+        flat = _reshape(em, value, sizes, (desc.element_count,), dtype)
+        em.output(out, em.op("ScatterElements", buffer, offsets, flat, dtype=dtype, shape=(length,), axis=0))
+        return
+    logical = tuple(sorted(view.order))
+    shape = tuple(sizes[d] for d in logical) or (1,)
+    x = _reshape(em, value, sizes, shape, dtype)
+    if view.order != logical:
+        perm = [logical.index(d) for d in view.order]
+        shape = tuple(sizes[d] for d in view.order)
+        x = em.op("Transpose", x, dtype=dtype, shape=shape, perm=perm)
+    x = _reshape(em, x, shape, view.limits, dtype)
+    if view.limits != view.shape:
+        old = _reshape(em, _fit(em, buffer, length, view.extent, dtype), (view.extent,), view.shape, dtype)
+        x = _fill_view(em, x, old, view, dtype)
+    flat = _reshape(em, x, view.shape, (view.extent,), dtype)
+    if view.extent >= length:
+        em.output(out, _fit(em, flat, view.extent, length, dtype))
+        return
+    starts, ends = em.i64([view.extent], "starts"), em.i64([length], "ends")
+    rest = em.op("Slice", buffer, starts, ends, dtype=dtype, shape=(length - view.extent,))
+    em.output(out, em.op("Concat", flat, rest, dtype=dtype, shape=(length,), axis=0))
+
+
+def _fill_view(em: Emitter, x: ir.Value, old: ir.Value, view: _View, dtype: Any) -> ir.Value:
+    """Complete ``x`` (the view's leading corner) with the old buffer's padding, innermost axis first."""
+    current = list(view.limits)
+    for a in reversed(range(len(view.shape))):
+        if current[a] == view.shape[a]:
+            continue
+        starts = [0] * len(view.shape)
+        starts[a] = current[a]
+        ends = current[:a] + [view.shape[a]] + list(view.shape[a + 1 :])
+        pad_shape = tuple(e - s for s, e in zip(starts, ends, strict=True))
+        padding = em.op("Slice", old, em.i64(starts, "starts"), em.i64(ends, "ends"), dtype=dtype, shape=pad_shape)
+        current[a] = view.shape[a]
+        x = em.op("Concat", x, padding, dtype=dtype, shape=tuple(current), axis=a)
+    return x
