@@ -17,6 +17,10 @@ class ValidationError(ValueError):
     """
 
 
+# Shown as ``dmljax.ValidationError`` in tracebacks and reprs: the name users import.
+ValidationError.__module__ = "dmljax"
+
+
 def fail(op: str, param: str, rule: str, value: Any, context: str = "") -> ValidationError:
     """Return (not raise) a `ValidationError` with the house message template.
 
@@ -31,7 +35,7 @@ def fail(op: str, param: str, rule: str, value: Any, context: str = "") -> Valid
       >>> raise fail("scatter", "axis", "be in [-2, 2)", 5, "input shape (2, 3)")
       Traceback (most recent call last):
       ...
-      dmljax._errors.ValidationError: scatter: axis must be in [-2, 2); got axis=5 (input shape (2, 3)).
+      dmljax.ValidationError: scatter: axis must be in [-2, 2); got axis=5 (input shape (2, 3)).
     """
     suffix = f" ({context})" if context else ""
     return ValidationError(f"{op}: {param} must {rule}; got {param}={value!r}{suffix}.")

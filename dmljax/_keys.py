@@ -77,7 +77,8 @@ def split(state: jax.typing.ArrayLike, num: int = 2) -> jax.Array:
     """``num`` new states from ``state``, none sharing a block with another, the parent or its near relatives.
 
     Child ``i`` is derived from the whole parent (counter and key) and ``i`` with two
-    Philox blocks (module docstring, `dmljax._keys`): key and counter come from the
+    Philox blocks (``h = philox(c, k ^ tweak)``, then ``g = philox((i, 1, h2, h3), (h0, h1))``;
+    child key ``(g0, g1)``, counter ``(0, 0, g2, g3)``): key and counter come from the
     hash, so children of a state and of the same state a few blocks on differ too.
     ``jax.random.split`` on a `dmljax.prng_impl` key gives the same states. Use this,
     not counter offsets, for per-example or per-layer streams.

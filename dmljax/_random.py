@@ -246,16 +246,18 @@ def random_generator(
     ``philox4x32_10(counter + n // 4, key)``, the 128-bit addition carrying and wrapping
     modulo 2^128; the next state's counter is ``counter + ceil(n_elements / 4)`` and its
     key is unchanged, so chaining calls never reuses a block and equals one long call.
-    This is also TensorFlow's stateless Philox stream (SPEC §4). The function is pure:
-    the same state gives the same bits under `jit`, `vmap` (a batch of states) and any
+    This is also TensorFlow's stateless Philox stream (``StatelessRandomUniformFullIntV2``
+    with ``alg=1``, key ``k0 | k1 << 32``). The function is pure: the same state gives
+    the same bits under `jit`, `vmap` (a batch of states) and any
     sharding. Each device computes only its own blocks: under a sharding that XLA's
     partitioner gives it (all the work is elementwise in the leading axes) or, for any
     sharding, including a device slice of the last axis that cuts a block, when
     ``out_sharding`` is given. Not cryptographically secure.
 
-    Seed 003's worked example prints the wrong next counter: ``0x48656c6c'6f46726f'
-    6d536561'74746c65`` plus 324,855 blocks is ``...'7479615c``, not ``...'746f776e``
-    (which is the counter minus 324,855). dmljax follows the rule, and tests it.
+    The worked example of Microsoft's DML_RANDOM_GENERATOR_OPERATOR_DESC page prints the
+    wrong next counter: ``0x48656c6c'6f46726f'6d536561'74746c65`` plus 324,855 blocks is
+    ``...'7479615c``, not ``...'746f776e`` (which is the counter minus 324,855). dmljax
+    follows the rule, and tests it.
 
     Args:
       state: uint32[6], or ``(1, ..., 1, 6)`` up to 8 dimensions (DirectML's ``{1,1,1,6}``).

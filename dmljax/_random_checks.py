@@ -82,7 +82,7 @@ def check_int_bounds(op: str, minval: Any, maxval: Any, dtype: np.dtype, shape: 
       >>> check_int_bounds("randint", -5, 3, np.dtype(np.uint32), (2,))
       Traceback (most recent call last):
       ...
-      dmljax._errors.ValidationError: randint: minval must be in [0, 4294967295] for uint32; got minval=-5 (shape (2,)).
+      dmljax.ValidationError: randint: minval must be in [0, 4294967295] for uint32; got minval=-5 (shape (2,)).
     """
     info = np.iinfo(dtype)
     values = {}
