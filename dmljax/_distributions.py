@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
@@ -126,11 +126,11 @@ def _int_block(dtype: np.dtype) -> Callable[[Words], Words]:
 
 
 def uniform(
-    state: jax.Array,
-    shape: tuple[int, ...],
-    dtype: Any = jnp.float32,
-    minval: Any = 0.0,
-    maxval: Any = 1.0,
+    state: jax.typing.ArrayLike,
+    shape: Sequence[int],
+    dtype: jax.typing.DTypeLike = jnp.float32,
+    minval: jax.typing.ArrayLike = 0.0,
+    maxval: jax.typing.ArrayLike = 1.0,
     *,
     out_sharding: NamedSharding | None = None,
 ) -> tuple[jax.Array, jax.Array]:
@@ -182,11 +182,11 @@ def _uniform(state, shape, dtype, minval, maxval, out_sharding=None):
 
 
 def normal(
-    state: jax.Array,
-    shape: tuple[int, ...],
-    dtype: Any = jnp.float32,
-    mean: Any = 0.0,
-    stddev: Any = 1.0,
+    state: jax.typing.ArrayLike,
+    shape: Sequence[int],
+    dtype: jax.typing.DTypeLike = jnp.float32,
+    mean: jax.typing.ArrayLike = 0.0,
+    stddev: jax.typing.ArrayLike = 1.0,
     *,
     out_sharding: NamedSharding | None = None,
 ) -> tuple[jax.Array, jax.Array]:
@@ -234,7 +234,11 @@ def _normal(state, shape, dtype, mean, stddev, out_sharding=None):
 
 
 def bernoulli(
-    state: jax.Array, p: Any = 0.5, shape: tuple[int, ...] | None = None, *, out_sharding: NamedSharding | None = None
+    state: jax.typing.ArrayLike,
+    p: jax.typing.ArrayLike = 0.5,
+    shape: Sequence[int] | None = None,
+    *,
+    out_sharding: NamedSharding | None = None,
 ) -> tuple[jax.Array, jax.Array]:
     """Booleans that are True with probability ``p``: ``uniform(state, shape, float32) < p``.
 
@@ -268,7 +272,11 @@ def bernoulli(
 
 
 def dropout(
-    state: jax.Array, x: jax.typing.ArrayLike, rate: Any, *, out_sharding: NamedSharding | None = None
+    state: jax.typing.ArrayLike,
+    x: jax.typing.ArrayLike,
+    rate: jax.typing.ArrayLike,
+    *,
+    out_sharding: NamedSharding | None = None,
 ) -> tuple[jax.Array, jax.Array]:
     """Inverted dropout as TensorFlow's ``stateless_dropout``: keep where ``uniform >= rate``, scale by ``1/(1-rate)``.
 
@@ -317,11 +325,11 @@ def _dropout(state, x, rate, out_sharding=None):
 
 
 def randint(
-    state: jax.Array,
-    shape: tuple[int, ...],
-    minval: Any,
-    maxval: Any,
-    dtype: Any = jnp.int32,
+    state: jax.typing.ArrayLike,
+    shape: Sequence[int],
+    minval: jax.typing.ArrayLike,
+    maxval: jax.typing.ArrayLike,
+    dtype: jax.typing.DTypeLike = jnp.int32,
     *,
     out_sharding: NamedSharding | None = None,
 ) -> tuple[jax.Array, jax.Array]:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import enum
 from typing import Any
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["DataType", "as_data_type"]
+__all__ = ["DataType", "as_data_type", "x64_enabled"]
 
 
 class DataType(enum.Enum):
@@ -89,3 +90,8 @@ def as_data_type(value: Any, op: str = "dmljax", param: str = "dtype") -> DataTy
         return _BY_DTYPE[dtype]
     names = ", ".join(m.name for m in DataType)
     raise TypeError(f"{op}: {param} must be one of {names}; got {param}={value!r}.")
+
+
+def x64_enabled() -> bool:
+    """Whether 64-bit types are enabled in the current context (``jax.enable_x64`` or the global flag)."""
+    return jax.dtypes.canonicalize_dtype(np.int64) == np.dtype(np.int64)

@@ -11,7 +11,7 @@ transpose is a faster scatter-add; the forward pass is the same gather either wa
 from __future__ import annotations
 
 import functools
-from typing import Any
+from collections.abc import Callable
 
 import jax
 from jax import lax
@@ -62,7 +62,9 @@ GATHER_ELEMENTS_SUPPORT = (
 )
 
 
-def gather(data: Any, indices: Any, axis: int = 0, *, mode: Any = None) -> jax.Array:
+def gather(
+    data: jax.typing.ArrayLike, indices: jax.typing.ArrayLike, axis: int = 0, *, mode: IndexMode | str | None = None
+) -> jax.Array:
     """Gather slices of ``data`` along ``axis``: ONNX Gather (opsets 1, 11, 13).
 
     ``output[j_0..j_{axis-1}, i_0..i_{q-1}, j_{axis+1}..] = data[j_0.., indices[i], ..]``,
@@ -112,7 +114,9 @@ def gather(data: Any, indices: Any, axis: int = 0, *, mode: Any = None) -> jax.A
     return call_checked("gather", _gather_impl, (data, indices), due, axis=axis, mode=policy.mode, checked=checked)
 
 
-def gather_elements(data: Any, indices: Any, axis: int = 0, *, mode: Any = None) -> jax.Array:
+def gather_elements(
+    data: jax.typing.ArrayLike, indices: jax.typing.ArrayLike, axis: int = 0, *, mode: IndexMode | str | None = None
+) -> jax.Array:
     """Gather single elements along ``axis``: DML_GATHER_ELEMENTS, ONNX GatherElements.
 
     ``output[p] = data[p with p[axis] replaced by indices[p]]``, the inverse of `scatter`.
@@ -167,7 +171,7 @@ def _gather_impl(data: jax.Array, indices: jax.Array, *, axis: int, mode: IndexM
     if checked:
         checkify_in_bounds("gather", indices, size, axis)
     index = normalize(indices, size, mode)
-    take = functools.partial(_gather_lax, axis=axis, mode=mode)
+    take: Callable[..., jax.Array] = functools.partial(_gather_lax, axis=axis, mode=mode)
     if use_rows(data.shape, axis):
         rows = functools.partial(rows_tangent, axis=axis, mode=mode)
         take = linear_in_data(take, functools.partial(cpu_or_plain, rows, take))
@@ -195,7 +199,7 @@ def _gather_elements_impl(
     if checked:
         checkify_in_bounds("gather_elements", indices, size, axis)
     index = normalize(indices, size, mode)
-    take = functools.partial(_gather_elements_lax, axis=axis, mode=mode)
+    take: Callable[..., jax.Array] = functools.partial(_gather_elements_lax, axis=axis, mode=mode)
     if use_flat(data.shape):
         flat = functools.partial(flat_tangent, axis=axis, mode=mode)
         take = linear_in_data(take, functools.partial(cpu_or_plain, flat, take))

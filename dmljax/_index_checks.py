@@ -26,7 +26,8 @@ import numpy as np
 from jax import lax
 from jax.experimental import checkify
 
-from dmljax._indices import UINT32_MAX, IndexMode, IndexPolicy, x64_enabled
+from dmljax._dtypes import x64_enabled
+from dmljax._indices import UINT32_MAX, IndexMode, IndexPolicy
 
 __all__ = [
     "call_checked",

@@ -34,7 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from dmljax._dtypes import DataType, as_data_type
+from dmljax._dtypes import DataType, as_data_type, x64_enabled
 from dmljax._errors import fail
 
 __all__ = [
@@ -57,7 +57,6 @@ __all__ = [
     "position_dtype",
     "resolve_mode",
     "type_fail",
-    "x64_enabled",
 ]
 
 # DirectML tensors have 1 to 8 dimensions (DML_TENSOR_DIMENSION_COUNT_MAX1).
@@ -241,11 +240,6 @@ def check_axis_size(op: str, param: str, shape: tuple[int, ...], axis: int) -> N
     if position_dtype(size).itemsize == 8 and not x64_enabled():
         rule = f"be at most {UINT32_MAX} (2^32 - 1) unless jax_enable_x64 is on (positions need uint64)"
         raise fail(op, f"{param}.shape[{axis}]", rule, size, f"{param} shape {shape}")
-
-
-def x64_enabled() -> bool:
-    """Whether 64-bit types are enabled in the current context (`jax.enable_x64`)."""
-    return jax.dtypes.canonicalize_dtype(np.int64) == np.dtype(np.int64)
 
 
 def check_elements_shape(op: str, shape: tuple[int, ...], index_shape: tuple[int, ...], axis: int, param: str) -> None:

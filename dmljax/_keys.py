@@ -38,7 +38,6 @@ one block (`dmljax.state_from_tf_seed`). None of this is cryptographically secur
 from __future__ import annotations
 
 import functools
-from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -115,7 +114,7 @@ def _split(state: jax.Array, num: int) -> jax.Array:
     return derive(state, jnp.arange(num, dtype=jnp.uint32), SPLIT_TAG)
 
 
-def fold_in(state: jax.typing.ArrayLike, data: Any) -> jax.Array:
+def fold_in(state: jax.typing.ArrayLike, data: jax.typing.ArrayLike) -> jax.Array:
     """A new state from ``state`` and a 32-bit value ``data``, as `split`'s children but tagged apart.
 
     ``fold_in(state, d)`` differs from ``split(state, n)[d]`` and from ``fold_in(state,
@@ -153,7 +152,7 @@ def _fold_in(state: jax.Array, data: jax.Array) -> jax.Array:
     return derive(state, data, FOLD_IN_TAG).reshape(state.shape)
 
 
-def advance(state: jax.typing.ArrayLike, blocks: Any) -> jax.Array:
+def advance(state: jax.typing.ArrayLike, blocks: int | jax.typing.ArrayLike) -> jax.Array:
     """The state whose counter is ``counter + blocks`` (carrying through 128 bits, wrapping), key unchanged.
 
     `random_generator` returns ``advance(state, ceil(n / 4))`` after ``n`` words. Moving a

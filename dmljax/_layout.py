@@ -145,7 +145,7 @@ def plan_offsets(sizes: tuple[int, ...], strides: tuple[int, ...], split: bool =
 
 def element_offsets(sizes: tuple[int, ...], strides: tuple[int, ...], dtype: type = np.int64) -> np.ndarray:
     """Buffer offset of every logical element, in row-major order (NumPy, ``dtype`` wide enough)."""
-    offsets = np.zeros((), dtype=dtype)
+    offsets: np.ndarray = np.zeros((), dtype=dtype)
     for size, stride in zip(sizes, strides, strict=True):
         offsets = offsets[..., None] + np.arange(size, dtype=dtype) * dtype(stride)
     return offsets.reshape(-1)

@@ -45,7 +45,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import jax
 import jax.extend
@@ -79,7 +79,7 @@ def _mulhi_abstract_eval(x: jax.core.ShapedArray, *, m: int) -> jax.core.ShapedA
 
 def _mulhi_lowering(ctx: mlir.LoweringRuleContext, x: mlir.ir.Value, *, m: int) -> list[mlir.ir.Value]:
     """``convert(convert(x, u64) * m >> 32, u32)`` in StableHLO: the widening multiply, with no u64 JAX value."""
-    (aval,) = ctx.avals_in
+    aval = cast(jax.core.ShapedArray, ctx.avals_in[0])
     u64 = mlir.ir.IntegerType.get_unsigned(64)
     if not all(isinstance(d, int) for d in aval.shape):  # `jax.export` symbolic sizes: a broadcast scalar
         wide_aval = aval.update(dtype=np.dtype(np.uint64), weak_type=False)
@@ -375,7 +375,7 @@ def tile(
     static_last = isinstance(offsets[-1], int)
     one_row = math.prod(tile_shape[:-1]) == 1 and all(isinstance(o, int) and not o for o in offsets[:-1])
     rows_aligned = one_row or shape[-1] % v == 0
-    aligned = rows_aligned and (offsets[-1] % v == 0 if static_last else tile_shape[-1] % v == 0)
+    aligned = rows_aligned and (bool(offsets[-1] % v == 0) if static_last else tile_shape[-1] % v == 0)
     return rows(counter, key, first, tile_shape[-1], per_block, aligned=aligned)
 
 

@@ -50,7 +50,7 @@ def _split(state: jax.Array, shape: tuple[int, ...]) -> jax.Array:
     return children.reshape(*shape, STATE_WORDS)
 
 
-def _fold_in(state: jax.Array, data: jax.Array) -> jax.Array:
+def _fold_in(state: jax.Array, data: int | jax.Array) -> jax.Array:
     return derive(state, jnp.asarray(data).astype(jnp.uint32), FOLD_IN_TAG)
 
 

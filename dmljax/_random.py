@@ -59,7 +59,9 @@ RANDOM_GENERATOR_SUPPORT: dict[FeatureLevel, RandomGeneratorSupport] = {
 }
 
 
-def make_state(seed: Any, counter: Any = 0, *, ndim: int = 1) -> jax.Array:
+def make_state(
+    seed: int | jax.typing.ArrayLike, counter: int | jax.typing.ArrayLike = 0, *, ndim: int = 1
+) -> jax.Array:
     """A Philox state from a 64-bit seed used as the key, and a 128-bit counter.
 
     The key is ``(k0, k1) = (seed & 0xFFFFFFFF, seed >> 32)``; TensorFlow's stateless

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import export
 
+from dmljax._dtypes import x64_enabled
 from dmljax._errors import fail
 
 __all__ = ["FLOATS", "INTS", "check_broadcast", "check_dtype", "check_int_bounds", "check_shape", "concrete"]
@@ -31,7 +32,7 @@ def check_dtype(op: str, dtype: Any, allowed: tuple[str, ...]) -> np.dtype:
     name = jnp.dtype(dtype).name
     if name not in allowed:
         raise TypeError(f"{op}: dtype must be one of {', '.join(allowed)}; got dtype={name}.")
-    if jnp.dtype(dtype).itemsize == 8 and not jax.config.jax_enable_x64:
+    if jnp.dtype(dtype).itemsize == 8 and not x64_enabled():
         raise TypeError(f"{op}: dtype must be 32-bit or narrower unless x64 is on; got dtype={name} (jax.enable_x64).")
     return jnp.dtype(dtype)
 

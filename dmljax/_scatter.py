@@ -50,7 +50,14 @@ SCATTER_SUPPORT = (
 )
 
 
-def scatter(input: Any, indices: Any, updates: Any, axis: int = 0, *, mode: Any = None) -> jax.Array:
+def scatter(
+    input: jax.typing.ArrayLike,
+    indices: jax.typing.ArrayLike,
+    updates: jax.typing.ArrayLike,
+    axis: int = 0,
+    *,
+    mode: IndexMode | str | None = None,
+) -> jax.Array:
     """Copy ``input`` and overwrite the elements that ``indices`` select with ``updates``.
 
     DML_SCATTER_OPERATOR_DESC (also named DML_SCATTER_ELEMENTS), ONNX ScatterElements

@@ -32,7 +32,7 @@ SLICE1_SUPPORT = (
 
 
 def slice1(
-    input: Any,
+    input: jax.typing.ArrayLike,
     offsets: Sequence[int],
     sizes: Sequence[int],
     strides: Sequence[int],
@@ -78,7 +78,7 @@ def slice1(
     return _slice1_impl(input, offsets=offsets, sizes=sizes, strides=strides, output_sizes=output_sizes)
 
 
-def _int_tuple(values: Any, param: str, rank: int, context: str) -> tuple[int, ...]:
+def _int_tuple(values: Any, param: str, rank: int, context: str) -> tuple[Any, ...]:
     try:
         items = tuple(values)
     except TypeError:

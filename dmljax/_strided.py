@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from dmljax._dtypes import x64_enabled
 from dmljax._errors import fail
 from dmljax._layout import LayoutPlan, OffsetsPlan, has_aliasing, plan_layout, plan_offsets
 from dmljax._tensor_desc import TensorDesc
@@ -25,7 +26,7 @@ __all__ = ["read_tensor", "write_tensor"]
 
 
 def _x64_hint(desc: TensorDesc) -> str:
-    if desc.dtype.is_64bit and not jax.config.jax_enable_x64:
+    if desc.dtype.is_64bit and not x64_enabled():
         return "; 64-bit types need jax.config.update('jax_enable_x64', True)"
     return ""
 
@@ -135,7 +136,7 @@ def _core_offsets(op: str, desc: TensorDesc, plan: OffsetsPlan) -> jax.Array:
     last = plan.core_extent - 1
     if last < 2**32:
         dtype = jnp.uint32
-    elif jax.config.jax_enable_x64:
+    elif x64_enabled():
         dtype = jnp.uint64
     else:
         rule = "keep the offsets of its interleaved dimensions below 2**32, or jax_enable_x64 must be on"
@@ -156,7 +157,7 @@ def _fit_last(x: jax.Array, length: int) -> jax.Array:
     return x
 
 
-def _row_indices(x: jax.Array, offsets: jax.Array) -> tuple[jax.Array, lax.GatherDimensionNumbers]:
+def _row_indices(x: jax.Array, offsets: jax.Array) -> tuple[jax.Array, tuple[int, ...]]:
     """Flat offsets broadcast over the leading (batch) axes of ``x``, as gather/scatter indices.
 
     The leading axes are batching dimensions (each row its own gather), which keeps a

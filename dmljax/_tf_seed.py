@@ -31,7 +31,7 @@ TF_SEED_KEY = (0x3EC8F720, 0x02461E29)
 _OP = "state_from_tf_seed"
 
 
-def state_from_tf_seed(seed: Any) -> jax.Array:
+def state_from_tf_seed(seed: jax.typing.ArrayLike) -> jax.Array:
     """The state TensorFlow's stateless random ops start from for ``seed``, as ``uint32[6]``.
 
     Seeds are TensorFlow's: two integers, int32 or int64 (a Python list such as ``[1, 2]``

@@ -11,7 +11,7 @@ member, the rule, the feature level and the offending value.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from dmljax._dtypes import DataType
@@ -274,7 +274,7 @@ def _validate_random_generator(check: _Check, row: RandomGeneratorSupport, desc:
         _check_output(check, "output_state_tensor", output_state)
 
 
-_VALIDATORS = {
+_VALIDATORS: dict[type, Callable[[_Check, Any, Any], None]] = {
     ScatterOperatorDesc: _validate_scatter,
     GatherOperatorDesc: _validate_gather,
     GatherElementsOperatorDesc: _validate_gather_elements,

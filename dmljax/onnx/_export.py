@@ -11,6 +11,7 @@ import numpy as np
 import onnx
 from jax2onnx import to_onnx
 
+from dmljax._dtypes import x64_enabled
 from dmljax._errors import fail
 from dmljax.onnx._calls import EXPORT_CALLS
 from dmljax.onnx._plugins import patch_targets
@@ -39,7 +40,7 @@ def _patched_namespace(namespace: dict[str, Any]) -> Iterator[None]:
 
 def _double_precision(inputs: list[jax.ShapeDtypeStruct]) -> bool:
     """jax2onnx's double mode (64-bit types while tracing; every float tensor DOUBLE): float64 inputs under x64."""
-    return bool(jax.config.jax_enable_x64) and any(np.dtype(a.dtype) == np.float64 for a in inputs)
+    return x64_enabled() and any(np.dtype(a.dtype) == np.float64 for a in inputs)
 
 
 def export(fn: Callable[..., Any], *example_args: Any, opset: int | None = None) -> onnx.ModelProto:

@@ -41,7 +41,7 @@ def patch_targets(namespace: dict[str, Any] | None = None) -> list[tuple[Any, st
     by_id: dict[int, str] = {}
     for name, fn in ORIGINALS.items():  # scatter_elements is scatter: the first name wins
         by_id.setdefault(id(fn), name)
-    found = []
+    found: list[tuple[Any, str, str]] = []
     for module_name, module in list(sys.modules.items()):
         if module is None or not (module_name == "dmljax" or module_name.startswith("dmljax.")):
             continue
