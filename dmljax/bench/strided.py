@@ -2,7 +2,8 @@
 
 Each case is a float32 tensor of about ``nbytes`` bytes; contenders: dmljax (jitted,
 descriptor static), the hand-written ``jnp`` formulation of the same layout (the
-reference for ratios) and NumPy's ``as_strided(...).copy()``.
+reference for ratios), NumPy's ``as_strided(...).copy()`` and, when installed, torch's
+``as_strided(...).contiguous()`` (`dmljax.bench._torch`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numpy as np
 
 from dmljax._strided import read_tensor, write_tensor
 from dmljax._tensor_desc import TensorDesc, packed_strides
+from dmljax.bench import _torch
 from dmljax.bench._harness import Case
 
 __all__ = ["cases"]
@@ -43,6 +45,7 @@ def _read_case(name: str, desc: TensorDesc, buffer_len: int, hand_written) -> Ca
         "dmljax": lambda: ours(buffer),
         "jnp": lambda: hand(buffer),
         "numpy": _as_strided(host, desc),
+        **_torch.read_strided(host, desc.sizes, desc.strides),
     }
     return Case("read_tensor", name, (buffer_len + desc.element_count) * 4, contenders, "jnp")
 
@@ -61,6 +64,7 @@ def _write_case(name: str, desc: TensorDesc, buffer_len: int, hand_written) -> C
         return out
 
     contenders = {"dmljax": lambda: ours(buffer, value), "jnp": lambda: hand(buffer, value), "numpy": numpy_write}
+    contenders.update(_torch.write_strided(host_buffer, host_value, desc.strides))
     return Case("write_tensor", name, (buffer_len + desc.element_count) * 4, contenders, "jnp")
 
 
