@@ -36,7 +36,7 @@ class OperatorVariantsTest(chex.TestCase):
     def test_gather_elements(self, axis):
         rng = np.random.default_rng(10 + axis)
         data = rng.standard_normal((4, 5, 6)).astype(np.float32)
-        shape = tuple(2 if k != axis else 7 for k in range(3))
+        shape = tuple(7 if k == axis else n for k, n in enumerate(data.shape))
         indices = _indices(rng, data.shape[axis], shape)
         got = self.variant(lambda x, i: dmljax.gather_elements(x, i, axis))(data, indices)
         chex.assert_trees_all_equal(got, reference.gather_elements(data, indices, axis))
