@@ -125,10 +125,12 @@ def _malloc_lines() -> tuple[str, list[str]]:
 
 
 def _torch_version() -> str:
-    try:
-        return importlib.metadata.version("torch")
-    except importlib.metadata.PackageNotFoundError:
+    from dmljax.bench._torch import _torch
+
+    torch = _torch()
+    if torch is None:
         return "not installed (pip install 'dmljax[torch]' adds it as a contender)"
+    return f"{torch.__version__}, {torch.get_num_threads()} threads"
 
 
 def _header(run_bench: bool) -> dict:
@@ -137,7 +139,7 @@ def _header(run_bench: bool) -> dict:
     versions = f"dmljax {dmljax.__version__}, jax {jax.__version__}, jaxlib {importlib.metadata.version('jaxlib')}"
     info = {
         "versions": f"{versions}, numpy {np.__version__}, python {platform.python_version()}",
-        "torch": _torch_version(),
+        "torch": _torch_version() if run_bench else "not used (checks only)",
         "device": f"{device.platform}: {getattr(device, 'device_kind', device)} x{jax.device_count()}",
         "cpu": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
         "date": time.strftime("%Y-%m-%d %H:%M %Z"),

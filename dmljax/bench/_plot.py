@@ -2,7 +2,7 @@
 
 The y axis is logarithmic and shared (a ratio of 0.5 is as far below the baseline as 2 is
 above it), with the baseline drawn as a line at 1; each panel has at most a handful of
-series (one per operation and direction, backward dashed), so colours do not repeat.
+series (one per operation and direction: a colour per operation, backward dashed).
 """
 
 from __future__ import annotations
@@ -23,6 +23,11 @@ def series_label(name: str) -> str:
       ('gather axis=1 bwd', 'bits')
     """
     return " ".join(re.sub(r"\s*\([^)]*\)|\s*n=\d+", "", name).split())
+
+
+def _operation(group: str, label: str) -> str:
+    """The series' operation: forward and backward of one operation share a colour."""
+    return label.removesuffix(" fwd").removesuffix(" bwd")
 
 
 def _series(results: list[SizedResult]) -> dict[str, dict[str, list[tuple[int, float]]]]:
@@ -55,10 +60,12 @@ def plot_ratios(results: list[SizedResult], path: str) -> object:
     colors = plt.get_cmap("tab10").colors
     for ax, (group, series) in zip(axes.flat, sorted(groups.items()), strict=False):
         ax.axhline(1.0, color="black", linewidth=1)
-        for k, (label, points) in enumerate(sorted(series.items())):
+        operations = sorted({_operation(group, label) for label in series})
+        for label, points in sorted(series.items()):
             style = "--" if label.endswith("bwd") else "-"
+            color = colors[operations.index(_operation(group, label)) % 10]
             xs, ys = zip(*points, strict=True)
-            ax.plot(xs, ys, style, marker="o", markersize=3, color=colors[k % 10], label=label)
+            ax.plot(xs, ys, style, marker="o", markersize=3, color=color, label=label.removeprefix(group).strip())
         ax.set(xscale="log", yscale="log", ylim=(low, high), title=group)
         ax.set_xticks(sizes, [fmt_bytes(s) for s in sizes], fontsize=7)
         ticks = [t for t in (0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50) if low <= t <= high]
