@@ -88,6 +88,18 @@ def test_python_m_dmljax_discloses_the_malloc_rerun_and_fits_120_columns(tmp_pat
     assert json.loads(path.read_text())["info"]["malloc_env"]["MALLOC_MMAP_MAX_"] == "0"
 
 
+def test_table_rows_fit_120_columns_at_the_largest_sizes(capsys):
+    from dmljax.bench._report import SizedResult, print_table
+
+    name = "gather_elements axis=0 (262144, 1024) bwd with a name longer than any case has today, cut to fit"
+    contenders = {"dmljax random_generator": [1e-6, 9e3], "lax.rng_bit_generator PHILOX": [3e-3], "jnp": [1e-7]}
+    case = Case("gather_elements", name, 3 * 2**30, dict.fromkeys(contenders), "jnp")
+    print_table([SizedResult(2**30, Result(case, contenders, {k: 120.0 for k in contenders}))], rounds=9)
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) <= 120, max(lines, key=len)
+    assert any("tensor 1 GiB, bytes moved 3 GiB" in line for line in lines)
+
+
 def test_default_malloc_flag_keeps_the_process():
     cmd = [sys.executable, "-m", "dmljax", "--default-malloc", "--sizes", "4K", "--rounds", "1", "--only", "slice1"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)

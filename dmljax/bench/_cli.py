@@ -20,7 +20,7 @@ import numpy as np
 
 import dmljax
 from dmljax.bench._harness import run_case
-from dmljax.bench._report import SCHEMA_VERSION, SizedResult, print_table, result_json
+from dmljax.bench._report import SCHEMA_VERSION, SizedResult, fmt_bytes, print_table, result_json
 
 __all__ = ["main", "parse_size"]
 
@@ -202,7 +202,7 @@ def _bench(args: argparse.Namespace) -> list[SizedResult]:
     sizes = args.sizes or _parse_sizes(QUICK_SIZES if args.quick else DEFAULT_SIZES)
     only = args.only or list(GROUPS)
     rounds = args.rounds or (3 if args.quick else 9)
-    print(f"\nTiming {', '.join(only)} at tensor sizes {', '.join(f'{s:,} B' for s in sizes)} ...")
+    print(f"\nTiming {', '.join(only)}\nat tensor sizes {', '.join(fmt_bytes(s) for s in sizes)} ...")
     results = []
     for k, size in enumerate(sizes, 1):
         cases = _cases_at(size, only)
