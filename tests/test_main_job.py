@@ -31,13 +31,15 @@ def test_a_failing_check_makes_the_exit_status_non_zero(monkeypatch, capsys):
     assert "[FAIL] broken" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("only", ["foo", "gather,foo", ","])
-def test_unknown_only_group_is_refused_with_the_valid_ones(only, capsys):
+@pytest.mark.parametrize(
+    ("only", "why"), [("foo", "unknown: foo"), ("gather,foo,bar", "unknown: foo, bar"), (",", "no group")]
+)
+def test_unknown_only_group_is_refused_with_the_valid_ones(only, why, capsys):
     with pytest.raises(SystemExit) as exit_info:
         _cli.main(["--only", only])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
-    assert f"got --only={only!r}" in err and "read_tensor, write_tensor, gather_elements" in err
+    assert f"got --only={only!r} ({why})." in err and "read_tensor, write_tensor, gather_elements" in err
 
 
 def test_help_lists_the_groups_and_the_malloc_flag(capsys):

@@ -73,6 +73,7 @@ def _parse_groups(text: str) -> list[str]:
     if unknown or not groups:
         raise argparse.ArgumentTypeError(
             f"--only must name operator groups among {', '.join(GROUPS)}; got --only={text!r}"
+            f" ({'unknown: ' + ', '.join(unknown) if unknown else 'no group'})."
         )
     return groups
 
