@@ -14,6 +14,9 @@ from dmljax.bench._report import SizedResult, fmt_bytes
 
 __all__ = ["plot_ratios", "series_label"]
 
+_TICKS = (0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50)
+_TICKS_WIDE = (0.001, 0.01, 0.1, 0.5, 1, 2, 10, 100, 1000)
+
 
 def series_label(name: str) -> str:
     """A case's name without its shapes (parentheses) and ``n=...``, so sizes share a series.
@@ -68,7 +71,9 @@ def plot_ratios(results: list[SizedResult], path: str) -> object:
             ax.plot(xs, ys, style, marker="o", markersize=3, color=color, label=label.removeprefix(group).strip())
         ax.set(xscale="log", yscale="log", ylim=(low, high), title=group)
         ax.set_xticks(sizes, [fmt_bytes(s) for s in sizes], fontsize=7)
-        ticks = [t for t in (0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50) if low <= t <= high]
+        ticks = (
+            [t for t in _TICKS_WIDE if low <= t <= high] if high / low > 50 else [t for t in _TICKS if low <= t <= high]
+        )
         ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
         ax.minorticks_off()
         ax.legend(fontsize=6, loc="best")
