@@ -100,12 +100,16 @@ def slice1(x: np.ndarray, key: tuple[slice, ...], flip_dims: tuple[int, ...]) ->
 
 
 def read_strided(buffer: np.ndarray, sizes: Sequence[int], strides: Sequence[int]) -> dict[str, Callable[[], Any]]:
-    """``{"torch": as_strided(...).contiguous()}``, strides in elements; empty without torch."""
+    """``{"torch": as_strided(...).clone()}`` into a packed tensor, strides in elements; empty without torch.
+
+    A copy every time, like the other contenders: ``.contiguous()`` would return a packed view itself.
+    """
     torch = _torch()
     if torch is None:
         return {}
     t = torch.from_numpy(buffer)
-    return {NAME: lambda: torch.as_strided(t, tuple(sizes), tuple(strides)).contiguous()}
+    packed = torch.contiguous_format
+    return {NAME: lambda: torch.as_strided(t, tuple(sizes), tuple(strides)).clone(memory_format=packed)}
 
 
 def write_strided(buffer: np.ndarray, value: np.ndarray, strides: Sequence[int]) -> dict[str, Callable[[], Any]]:

@@ -3,7 +3,7 @@
 Each case is a float32 tensor of about ``nbytes`` bytes; contenders: dmljax (jitted,
 descriptor static), the hand-written ``jnp`` formulation of the same layout (the
 reference for ratios), NumPy's ``as_strided(...).copy()`` and, when installed, torch's
-``as_strided(...).contiguous()`` (`dmljax.bench._torch`).
+``as_strided(...).clone()`` (`dmljax.bench._torch`).
 """
 
 from __future__ import annotations
