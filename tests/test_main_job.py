@@ -1,12 +1,19 @@
-"""The main job (``python -m dmljax``): checks pass, options work, a failing check fails the run."""
+"""``python -m dmljax``: checks pass, options work and are refused when wrong, output fits 120 columns.
 
+Also the torch contenders (equal to dmljax where they compute the same thing; absent
+without torch) and the ``--plot`` figure's structure (one log-scaled panel per group).
+"""
+
+import importlib
 import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
-from dmljax.bench import _checks, _cli
+from dmljax.bench import _checks, _cli, _plot, _torch
+from dmljax.bench._harness import Case, Result, block
 
 
 def test_checks_only_run_passes(capsys):
@@ -24,35 +31,154 @@ def test_a_failing_check_makes_the_exit_status_non_zero(monkeypatch, capsys):
     assert "[FAIL] broken" in capsys.readouterr().out
 
 
-def test_quick_benchmark_writes_json(tmp_path):
+@pytest.mark.parametrize(
+    ("only", "why"), [("foo", "unknown: foo"), ("gather,foo,bar", "unknown: foo, bar"), (",", "no group")]
+)
+def test_unknown_only_group_is_refused_with_the_valid_ones(only, why, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        _cli.main(["--only", only])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"got --only={only!r} ({why})." in err and "read_tensor, write_tensor, gather_elements" in err
+
+
+def test_help_lists_the_groups_and_the_malloc_flag(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        _cli.main(["--help"])
+    assert exit_info.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert all(group in out for group in _cli.GROUPS)
+    assert "--default-malloc" in out and "MALLOC_MMAP_MAX_=0" in out
+
+
+def test_every_group_is_built_by_its_module_and_no_module_builds_an_unlisted_one():
+    built: dict[str, set[str]] = {}
+    for module_name in set(_cli.GROUPS.values()):
+        built[module_name] = {case.group for case in importlib.import_module(module_name).cases([4096])}
+    listed = {module: {g for g, m in _cli.GROUPS.items() if m == module} for module in built}
+    assert built == listed
+
+
+def test_json_has_schema_version_sizes_and_spread(tmp_path, capsys):
     path = tmp_path / "results.json"
-    args = ["--sizes", "4K", "--rounds", "1", "--only", "read_tensor", "--json", str(path)]
+    args = ["--sizes", "4K,8K", "--rounds", "3", "--only", "read_tensor,gather", "--json", str(path)]
     assert _cli.main(args) == 0
-    results = json.loads(path.read_text())["results"]
-    assert results and all(r["group"] == "read_tensor" and r["median_s"]["dmljax"] > 0 for r in results)
+    record = json.loads(path.read_text())
+    assert record["schema_version"] == 2 and record["info"]["malloc"] == "glibc default"
+    results = record["results"]
+    assert {r["group"] for r in results} == {"read_tensor", "gather"}
+    assert {r["tensor_bytes"] for r in results} == {4096, 8192}
+    for r in results:
+        assert r["rounds"] == 3 and r["bytes_moved"] >= r["tensor_bytes"] // 2 and r["baseline"] in r["contenders"]
+        for stats in r["contenders"].values():
+            assert 0 < stats["min_s"] <= stats["median_s"] <= stats["max_s"] < stats["first_call_s"] + 1
+        assert r["contenders"][r["baseline"]]["ratio"] == 1.0
+    out = capsys.readouterr().out
+    assert "malloc   glibc defaults" in out and "tensor 4 KiB, bytes moved" in out
 
 
-def test_python_m_dmljax_runs_as_a_program():
-    done = subprocess.run([sys.executable, "-m", "dmljax", "--no-bench"], capture_output=True, text=True, timeout=300)
+def test_python_m_dmljax_discloses_the_malloc_rerun_and_fits_120_columns(tmp_path):
+    path = tmp_path / "results.json"
+    args = ["--sizes", "4K", "--rounds", "1", "--only", "slice1,random,compile_operator", "--json", str(path)]
+    cmd = [sys.executable, "-m", "dmljax", *args]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 120, max(lines, key=len)
     assert "checks passed, 0 failed" in done.stdout
+    assert "malloc   steady-state: this process re-ran itself with" in done.stdout
+    assert json.loads(path.read_text())["info"]["malloc_env"]["MALLOC_MMAP_MAX_"] == "0"
 
 
-def test_bad_size_is_a_clear_error():
+def test_table_rows_fit_120_columns_at_the_largest_sizes(capsys):
+    from dmljax.bench._report import SizedResult, print_table
+
+    name = "gather_elements axis=0 (262144, 1024) bwd with a name longer than any case has today, cut to fit"
+    contenders = {"dmljax random_generator": [1e-6, 9e3], "lax.rng_bit_generator PHILOX": [3e-3], "jnp": [1e-7]}
+    case = Case("gather_elements", name, 3 * 2**30, dict.fromkeys(contenders), "jnp")
+    print_table([SizedResult(2**30, Result(case, contenders, {k: 120.0 for k in contenders}))], rounds=9)
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) <= 120, max(lines, key=len)
+    assert any("tensor 1 GiB, bytes moved 3 GiB" in line for line in lines)
+
+
+def test_default_malloc_flag_keeps_the_process():
+    cmd = [sys.executable, "-m", "dmljax", "--default-malloc", "--sizes", "4K", "--rounds", "1", "--only", "slice1"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "malloc   glibc defaults (--default-malloc" in done.stdout
+
+
+def test_bad_size_is_a_clear_error(capsys):
     with pytest.raises(SystemExit):
         _cli.main(["--sizes", "12Q"])
+    assert "cannot read size '12Q'" in capsys.readouterr().err
 
 
-def test_plot_writes_a_png(tmp_path):
+def _result(group: str, name: str, ratio: float) -> Result:
+    case = Case(group, name, 4096, {"dmljax": None, "jnp": None}, "jnp")
+    return Result(case, {"dmljax": [ratio * 1e-3], "jnp": [1e-3]}, {"dmljax": 0.1, "jnp": 0.1})
+
+
+def test_plot_is_one_log_scaled_ratio_panel_per_group(tmp_path):
     pytest.importorskip("matplotlib")
-    path = tmp_path / "throughput.png"
-    assert _cli.main(["--sizes", "4K,64K", "--rounds", "1", "--only", "slice1", "--plot", str(path)]) == 0
+    from dmljax.bench._report import SizedResult
+
+    results = [
+        SizedResult(size, _result(group, f"{op} (4, 1024) {direction}", ratio))
+        for size, ratio in ((4096, 0.5), (2**20, 1.5))
+        for group, op in (("gather", "gather axis=0"), ("scatter", "scatter axis=1"), ("random", "bits n=1024"))
+        for direction in ("fwd", "bwd")
+    ]
+    path = tmp_path / "ratios.png"
+    fig = _plot.plot_ratios(results, str(path))
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert sorted(ax.get_title() for ax in panels) == ["gather", "random", "scatter"]
+    for ax in panels:
+        assert ax.get_yscale() == "log" and ax.get_xscale() == "log"
+        assert any(list(line.get_ydata()) == [1.0, 1.0] for line in ax.get_lines())  # the baseline
+        series = [line for line in ax.get_lines() if list(line.get_ydata()) != [1.0, 1.0]]
+        assert sorted(line.get_linestyle() for line in series) == ["-", "--"]  # fwd solid, bwd dashed
+        assert all(list(line.get_ydata()) == [0.5, 1.5] for line in series)
+    assert panels[0].get_ylabel() == "dmljax time / baseline time"
 
 
 def test_series_labels_drop_sizes_but_keep_direction():
-    from dmljax.bench._harness import Case
+    assert _plot.series_label("gather axis=1 (64, 1024) bwd") == "gather axis=1 bwd"
+    assert _plot.series_label("bits n=1024 (2^10)") == "bits"
 
-    label = _cli._series_label(Case("gather", "gather axis=1 (64, 1024) bwd", 1, {"a": None}, "a"))
-    assert label == "gather: gather axis=1 bwd"
-    assert _cli._series_label(Case("random", "bits n=1024 (2^10)", 1, {"a": None}, "a")) == "random: bits"
+
+def test_without_torch_the_cases_have_no_torch_contender(monkeypatch):
+    monkeypatch.setattr(_torch, "_torch", lambda: None)
+    for module_name in set(_cli.GROUPS.values()):
+        for case in importlib.import_module(module_name).cases([4096]):
+            assert not any(name.startswith("torch") for name in case.contenders), case.name
+
+
+def _host(value) -> list[np.ndarray]:
+    leaves = value if isinstance(value, tuple | list) else [value]
+    return [np.asarray(leaf.detach() if hasattr(leaf, "detach") else leaf) for leaf in leaves]
+
+
+def test_torch_contenders_compute_what_dmljax_computes():
+    pytest.importorskip("torch")
+    checked = []
+    for module_name in ("dmljax.bench.ops", "dmljax.bench.strided"):
+        for case in importlib.import_module(module_name).cases([8192]):
+            if _torch.NAME in case.contenders:
+                ours, theirs = _host(block(case.contenders["dmljax"]())), _host(case.contenders[_torch.NAME]())
+                assert len(ours) == len(theirs), case.name
+                for a, b in zip(ours, theirs, strict=True):
+                    np.testing.assert_array_equal(a, b, err_msg=case.name)
+                checked.append(case.name)
+    assert len(checked) == 20  # 6 array operations (gathers along both axes), fwd and bwd; 8 layouts
+
+
+def test_torch_random_contender_gives_32_bits():
+    pytest.importorskip("torch")
+    from dmljax.bench import random
+
+    (case,) = random.cases([4 * 4096])
+    bits = case.contenders["torch randint int32 (mt19937)"]().numpy().view(np.uint32)
+    assert bits.shape == (4096,) and bits.min() < 2**28 and bits.max() > 2**32 - 2**28

@@ -1,4 +1,4 @@
-"""On-the-spot checks for the main job: each operator on an embedded workload against NumPy.
+"""Checks that `python -m dmljax` runs first: each operator on small fixed inputs against NumPy.
 
 The references here are NumPy's own functions (``np.lib.stride_tricks.as_strided``,
 ``np.take``, ``np.take_along_axis``, ``np.put_along_axis``, basic slicing), independent

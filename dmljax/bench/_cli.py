@@ -1,6 +1,6 @@
-"""The main job: checks every operator on the spot, then prints the benchmark table.
+"""``python -m dmljax``: checks every operator against NumPy, then times it beside its baselines.
 
-Run as ``python -m dmljax [--quick] [--sizes 4K,1M,16M] [--json PATH] [--plot PATH]``.
+Run as ``python -m dmljax [--quick] [--sizes 4K,1M,16M] [--only GROUPS] [--json PATH] [--plot PATH]``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import importlib.metadata
 import json
 import os
 import platform
-import re
 import sys
 import time
 import traceback
@@ -20,18 +19,23 @@ import jax
 import numpy as np
 
 import dmljax
-from dmljax.bench._harness import Result, run_case
+from dmljax.bench._harness import run_case
+from dmljax.bench._report import SCHEMA_VERSION, SizedResult, fmt_bytes, print_table, result_json
 
 __all__ = ["main", "parse_size"]
 
-# Benchmark modules, each with ``cases(sizes_bytes) -> list[Case]``.
-BENCH_MODULES = [
-    "dmljax.bench.strided",
-    "dmljax.bench.ops",
-    "dmljax.bench.random",
-    "dmljax.bench.prng",
-    "dmljax.bench.descriptors",
-]
+# Operator groups -> the benchmark module whose ``cases(sizes_bytes) -> list[Case]`` builds them.
+GROUPS = {
+    "read_tensor": "dmljax.bench.strided",
+    "write_tensor": "dmljax.bench.strided",
+    "gather_elements": "dmljax.bench.ops",
+    "gather": "dmljax.bench.ops",
+    "scatter": "dmljax.bench.ops",
+    "slice1": "dmljax.bench.ops",
+    "random": "dmljax.bench.random",
+    "prng": "dmljax.bench.prng",
+    "compile_operator": "dmljax.bench.descriptors",
+}
 DEFAULT_SIZES = "4K,1M,16M,256M"
 QUICK_SIZES = "4K,256K"
 # Steady-state allocator settings for timings (PERF_NOTES: glibc otherwise mmaps and
@@ -64,18 +68,36 @@ def _parse_sizes(text: str) -> list[int]:
     return [parse_size(part) for part in text.split(",")]
 
 
+def _parse_groups(text: str) -> list[str]:
+    groups = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = [g for g in groups if g not in GROUPS]
+    if unknown or not groups:
+        raise argparse.ArgumentTypeError(
+            f"--only must name operator groups among {', '.join(GROUPS)}; got --only={text!r}"
+            f" ({'unknown: ' + ', '.join(unknown) if unknown else 'no group'})."
+        )
+    return groups
+
+
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m dmljax", description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help=f"small sizes, few rounds (sizes {QUICK_SIZES})")
+    parser.add_argument("--quick", action="store_true", help=f"small sizes, 3 rounds (sizes {QUICK_SIZES})")
     sizes_help = f"comma-separated tensor sizes in bytes (default {DEFAULT_SIZES})"
     parser.add_argument("--sizes", type=_parse_sizes, help=sizes_help)
-    parser.add_argument("--only", help="comma-separated operator groups to benchmark (e.g. gather,scatter)")
-    parser.add_argument("--json", metavar="PATH", help="write machine-readable results here")
-    parser.add_argument("--plot", metavar="PATH", help="write a PNG of throughput against size (needs matplotlib)")
+    only_help = f"comma-separated operator groups to time (default all): {', '.join(GROUPS)}"
+    parser.add_argument("--only", type=_parse_groups, metavar="GROUPS", help=only_help)
+    parser.add_argument("--json", metavar="PATH", help=f"write the results here (JSON, schema {SCHEMA_VERSION})")
+    plot_help = "write a PNG of dmljax/baseline time ratios, one panel per group (needs matplotlib)"
+    parser.add_argument("--plot", metavar="PATH", help=plot_help)
     parser.add_argument("--no-bench", action="store_true", help="run the checks only")
     parser.add_argument("--rounds", type=int, help="timing rounds per case (default 9, quick 3)")
-    parser.add_argument("--default-malloc", action="store_true", help="keep glibc's default allocator settings")
+    malloc_help = "time with glibc's default allocator settings (default: re-run with " + _malloc_text() + ")"
+    parser.add_argument("--default-malloc", action="store_true", help=malloc_help)
     return parser.parse_args(argv)
+
+
+def _malloc_text() -> str:
+    return " ".join(f"{k}={v}" for k, v in MALLOC_ENV.items())
 
 
 def _maybe_reexec(args: argparse.Namespace, argv: list[str] | None) -> None:
@@ -89,29 +111,54 @@ def _maybe_reexec(args: argparse.Namespace, argv: list[str] | None) -> None:
     os.execve(sys.executable, [sys.executable, "-m", "dmljax", *sys.argv[1:]], env)
 
 
-def _header() -> dict:
+def _malloc_lines() -> tuple[str, list[str]]:
+    """The allocator regime's name and the header lines that disclose it."""
+    if os.environ.get("DMLJAX_MALLOC_SET"):
+        return "steady-state", [
+            "steady-state: this process re-ran itself with",
+            _malloc_text(),
+            "so fresh outputs are not mmap'ed and page-faulted on every call; with glibc's defaults your program",
+            "may see up to ~2x these times at 16 MiB and more. --default-malloc times without the settings.",
+        ]
+    return "glibc default", [
+        "glibc defaults (--default-malloc, called as a function, or not Linux): fresh outputs over 32 MiB",
+        "are mmap'ed and page-faulted on every call, as in most programs.",
+    ]
+
+
+def _torch_version() -> str:
+    from dmljax.bench._torch import _torch
+
+    torch = _torch()
+    if torch is None:
+        return "not installed (pip install 'dmljax[torch]' adds it as a contender)"
+    return f"{torch.__version__}, {torch.get_num_threads()} threads"
+
+
+def _header(run_bench: bool) -> dict:
     device = jax.devices()[0]
+    malloc, malloc_lines = _malloc_lines()
+    versions = f"dmljax {dmljax.__version__}, jax {jax.__version__}, jaxlib {importlib.metadata.version('jaxlib')}"
     info = {
-        "dmljax": dmljax.__version__,
-        "jax": jax.__version__,
-        "jaxlib": importlib.metadata.version("jaxlib"),
-        "numpy": np.__version__,
-        "python": platform.python_version(),
+        "versions": f"{versions}, numpy {np.__version__}, python {platform.python_version()}",
+        "torch": _torch_version() if run_bench else "not used (checks only)",
         "device": f"{device.platform}: {getattr(device, 'device_kind', device)} x{jax.device_count()}",
         "cpu": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
-        "malloc": "steady-state (MALLOC_* set)" if os.environ.get("DMLJAX_MALLOC_SET") else "glibc default",
-        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "date": time.strftime("%Y-%m-%d %H:%M %Z"),
     }
-    print("dmljax main job: every operator checked against NumPy, then benchmarked")
+    print("python -m dmljax: every operator checked against NumPy" + (", then timed beside its baselines" * run_bench))
     for key, value in info.items():
         print(f"  {key:8s} {value}")
-    return info
+    if run_bench:
+        for k, line in enumerate(malloc_lines):
+            print(f"  {'malloc' if k == 0 else '':8s} {line}")
+    return {**info, "malloc": malloc, "malloc_env": {k: os.environ.get(k) for k in MALLOC_ENV}}
 
 
 def _run_checks() -> list[dict]:
     from dmljax.bench._checks import CHECKS
 
-    print("\nChecks (dmljax against NumPy on an embedded workload):")
+    print("\nChecks (dmljax against NumPy on small fixed inputs):")
     results = []
     for name, check in CHECKS:
         try:
@@ -119,17 +166,17 @@ def _run_checks() -> list[dict]:
         except Exception as exc:  # noqa: BLE001 - a failing check is reported, never hidden
             detail, ok = f"{type(exc).__name__}: {exc}", False
             traceback.print_exc(file=sys.stderr)
-        print(f"  [{'ok' if ok else 'FAIL'}] {name:22s} {detail}")
+        print(f"  [{'ok' if ok else 'FAIL'}] {name:18s} {detail}"[:120])
         results.append({"name": name, "ok": ok, "detail": detail})
     return results
 
 
-def _cases_at(size: int, only: set[str] | None) -> list:
-    """Every module's cases at one size (built per size, so big inputs are freed early)."""
+def _cases_at(size: int, only: list[str]) -> list:
+    """The cases of the groups in ``only`` at one size (built per size, so big inputs are freed early)."""
     cases = []
-    for module_name in BENCH_MODULES:
+    for module_name in dict.fromkeys(GROUPS[g] for g in only):
         module = importlib.import_module(module_name)
-        cases += [case for case in module.cases([size]) if only is None or case.group in only]
+        cases += [case for case in module.cases([size]) if case.group in only]
     return cases
 
 
@@ -141,74 +188,47 @@ def _progress(label: str) -> None:
         sys.stderr.write(f"  {label}\n")
 
 
-def _print_table(results: list[Result]) -> None:
-    print("\nBenchmarks (median of interleaved rounds; ratio = dmljax time / reference time):")
-    head = f"  {'operation':16s} {'case':44s} {'MiB':>8s} {'dmljax ms':>10s} {'reference':>22s} {'ratio':>6s}"
-    print(head + f" {'GB/s':>6s} {'compile ms':>10s}  others (ms)")
-    for r in results:
-        case, first = r.case, next(iter(r.case.contenders))
-        ref = f"{case.reference} {r.median_s[case.reference] * 1e3:.3f}"
-        others = ", ".join(
-            f"{name} {t * 1e3:.3f}" for name, t in r.median_s.items() if name not in (first, case.reference)
-        )
-        compile_ms = (r.first_call_s[first] - r.median_s[first]) * 1e3
-        print(
-            f"  {case.group:16s} {case.name[:44]:44s} {case.nbytes / 2**20:8.2f} {r.median_s[first] * 1e3:10.3f}"
-            f" {ref:>22s} {r.ratio():6.2f} {r.gbps(first):6.2f} {compile_ms:10.1f}  {others}"
-        )
-
-
-def _print_random_memory(results: list[Result]) -> None:
+def _print_random_memory(results: list[SizedResult]) -> None:
     """Peak memory over output bytes (XLA's buffer assignment) of each generator, largest size run."""
-    sizes = [r.case.nbytes // 4 for r in results if r.case.group == "random"]
+    sizes = [s.result.case.nbytes // 4 for s in results if s.result.case.group == "random"]
     if not sizes:
         return
     from dmljax.bench.random import peak_memory
 
-    ratios = ", ".join(f"{name} {ratio:.2f}x" for name, ratio in peak_memory(max(sizes)).items())
-    print(f"\nPeak memory / output bytes for {max(sizes):,} Philox outputs (XLA buffer assignment): {ratios}")
+    print(f"\nPeak memory / output bytes for {max(sizes):,} Philox outputs (XLA buffer assignment):")
+    for name, ratio in peak_memory(max(sizes)).items():
+        print(f"  {name:34s} {ratio:.2f}x")
 
 
-def _result_json(r: Result) -> dict:
-    return {
-        "group": r.case.group,
-        "name": r.case.name,
-        "nbytes": r.case.nbytes,
-        "reference": r.case.reference,
-        "median_s": r.median_s,
-        "first_call_s": r.first_call_s,
-        "ratio": r.ratio(),
-    }
+def _bench(args: argparse.Namespace) -> list[SizedResult]:
+    sizes = args.sizes or _parse_sizes(QUICK_SIZES if args.quick else DEFAULT_SIZES)
+    only = args.only or list(GROUPS)
+    rounds = args.rounds or (3 if args.quick else 9)
+    print(f"\nTiming {', '.join(only)}\nat tensor sizes {', '.join(fmt_bytes(s) for s in sizes)} ...")
+    results = []
+    for k, size in enumerate(sizes, 1):
+        cases = _cases_at(size, only)
+        for i, case in enumerate(cases, 1):
+            _progress(f"size {k}/{len(sizes)}, case {i}/{len(cases)}: {case.group} {case.name}")
+            result = run_case(case, rounds=rounds, min_round_s=0.005 if args.quick else 0.02)
+            results.append(SizedResult(size, result))
+        del cases
+    if sys.stderr.isatty():
+        sys.stderr.write("\r" + " " * 80 + "\r")
+    print_table(results, rounds)
+    _print_random_memory(results)
+    return results
 
 
-def _series_label(case) -> str:
-    """The case's operation without its size: shapes in parentheses and ``n=...`` removed."""
-    name = re.sub(r"\s*\([^)]*\)|\s*n=\d+", "", case.name)
-    return f"{case.group}: {' '.join(name.split())}"
-
-
-def _plot(results: list[Result], path: str) -> None:
+def _plot(results: list[SizedResult], path: str) -> None:
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        import matplotlib  # noqa: F401
     except ImportError:
         print(f"--plot: matplotlib is not installed (pip install 'dmljax[plot]'); {path} not written")
         return
-    fig, ax = plt.subplots(figsize=(10, 5.5))
-    series: dict[str, list[tuple[int, float]]] = {}
-    for r in results:
-        series.setdefault(_series_label(r.case), []).append((r.case.nbytes, r.gbps(next(iter(r.case.contenders)))))
-    colors = plt.get_cmap("tab20").colors
-    for k, (label, points) in enumerate(sorted(series.items())):
-        points.sort()
-        style = "--" if label.endswith("bwd") else "-"
-        ax.plot([p[0] for p in points], [p[1] for p in points], style, marker="o", color=colors[k % 20], label=label)
-    ax.set(xscale="log", xlabel="bytes moved", ylabel="GB/s (dmljax)", title="dmljax throughput against size")
-    ax.legend(fontsize=6, ncol=2, loc="upper left")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    from dmljax.bench._plot import plot_ratios
+
+    plot_ratios(results, path)
     print(f"\nplot written to {path}")
 
 
@@ -216,27 +236,18 @@ def main(argv: list[str] | None = None) -> int:
     """Run the checks, then the benchmarks; return 1 when a check failed."""
     args = _parse_args(argv)
     _maybe_reexec(args, argv)
-    info = _header()
+    info = _header(not args.no_bench)
     checks = _run_checks()
-    results: list[Result] = []
-    if not args.no_bench:
-        sizes = args.sizes or _parse_sizes(QUICK_SIZES if args.quick else DEFAULT_SIZES)
-        only = set(args.only.split(",")) if args.only else None
-        rounds = args.rounds or (3 if args.quick else 9)
-        print(f"\nBenchmarking at sizes {', '.join(f'{s:,} B' for s in sizes)} ...")
-        for k, size in enumerate(sizes, 1):
-            cases = _cases_at(size, only)
-            for i, case in enumerate(cases, 1):
-                _progress(f"size {k}/{len(sizes)}, case {i}/{len(cases)}: {case.group} {case.name}")
-                results.append(run_case(case, rounds=rounds, min_round_s=0.005 if args.quick else 0.02))
-            del cases
-        if sys.stderr.isatty():
-            sys.stderr.write("\r" + " " * 80 + "\r")
-        _print_table(results)
-        _print_random_memory(results)
+    results = [] if args.no_bench else _bench(args)
     if args.json:
+        record = {
+            "schema_version": SCHEMA_VERSION,
+            "info": info,
+            "checks": checks,
+            "results": [result_json(r) for r in results],
+        }
         with open(args.json, "w") as f:
-            json.dump({"info": info, "checks": checks, "results": [_result_json(r) for r in results]}, f, indent=1)
+            json.dump(record, f, indent=1)
         print(f"\nresults written to {args.json}")
     if args.plot and results:
         _plot(results, args.plot)

@@ -4,7 +4,8 @@ A `Case` holds one operation at one size and the contenders that compute it: dml
 first, then its baselines (hand-written ``jnp``/``lax``, NumPy, other PRNGs). `run_case`
 calls each contender once to compile (compile time reported apart), then times them in
 interleaved rounds, in a new seeded random order each round, so that the machine's noise
-and the cache state one contender leaves behind hit all of them alike, and reports the median of each.
+and the cache state one contender leaves behind hit all of them alike, and reports each
+contender's spread over the rounds (min, median, max).
 """
 
 from __future__ import annotations
@@ -50,14 +51,31 @@ class Case:
 
 @dataclasses.dataclass(frozen=True)
 class Result:
-    """Median seconds per contender, plus first-call (compile + run) seconds.
+    """Seconds per call of each contender in every round, plus first-call (compile + run) seconds.
 
     ``case.contenders`` keeps the contenders' names only (values ``None``).
+
+    Examples:
+      >>> r = Result(Case("g", "op", 10**9, {"a": None, "b": None}, "b"), {"a": [1.0, 3.0, 2.0], "b": [4.0]}, {})
+      >>> r.median_s, r.min_s["a"], r.max_s["a"], r.ratio(), r.gbps("a")
+      ({'a': 2.0, 'b': 4.0}, 1.0, 3.0, 0.5, 0.5)
     """
 
     case: Case
-    median_s: dict[str, float]
+    samples_s: dict[str, list[float]]
     first_call_s: dict[str, float]
+
+    @property
+    def median_s(self) -> dict[str, float]:
+        return {name: statistics.median(values) for name, values in self.samples_s.items()}
+
+    @property
+    def min_s(self) -> dict[str, float]:
+        return {name: min(values) for name, values in self.samples_s.items()}
+
+    @property
+    def max_s(self) -> dict[str, float]:
+        return {name: max(values) for name, values in self.samples_s.items()}
 
     def ratio(self, contender: str | None = None) -> float:
         """Time of ``contender`` (default: the one under test) over the reference's."""
@@ -65,14 +83,15 @@ class Result:
         return self.median_s[contender] / self.median_s[self.case.reference]
 
     def gbps(self, contender: str) -> float:
+        """Bytes moved (``case.nbytes``) over the contender's median time, in GB/s."""
         return self.case.nbytes / self.median_s[contender] / 1e9
 
 
 def run_case(case: Case, *, rounds: int = 9, min_round_s: float = 0.02) -> Result:
-    """Time every contender of ``case`` side by side and return the medians.
+    """Time every contender of ``case`` side by side and return every round's time.
 
     Each round calls each contender enough times to fill ``min_round_s`` (at least
-    once) and records the mean per call; the result is the median over rounds.
+    once) and records the mean per call; `Result` gives the min, median and max over rounds.
     """
     first: dict[str, float] = {}
     for name, fn in case.contenders.items():
@@ -99,6 +118,5 @@ def run_case(case: Case, *, rounds: int = 9, min_round_s: float = 0.02) -> Resul
             for _ in range(inner[name]):
                 block(fn())
             samples[name].append((time.perf_counter() - start) / inner[name])
-    medians = {name: statistics.median(values) for name, values in samples.items()}
     # Keep the names, drop the callables: they hold the case's (possibly large) inputs.
-    return Result(dataclasses.replace(case, contenders=dict.fromkeys(case.contenders)), medians, first)
+    return Result(dataclasses.replace(case, contenders=dict.fromkeys(case.contenders)), samples, first)

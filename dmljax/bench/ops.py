@@ -7,7 +7,8 @@ idiomatic hand-written formulation of the same semantics (``take_along_axis``, a
 after wrapping negative indices, with ``mode="clip"``; ``put_along_axis`` with
 ``mode="drop"``; basic slicing + ``flip``);
 ``numpy`` for forward passes; ``flat`` for scatter (a named baseline: issue #12's fastest
-formulation, one 1-D scatter at flat positions). Backward cases time ``grad(sum(op(x) * cotangent))``.
+formulation, one 1-D scatter at flat positions); ``torch`` (CPU, when installed:
+`dmljax.bench._torch`) forward and backward. Backward cases time ``grad(sum(op(x) * cotangent))``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import dmljax
+from dmljax.bench import _torch
 from dmljax.bench._harness import Case
 
 __all__ = ["DEFAULT_SIZES", "cases"]
@@ -73,7 +75,8 @@ def _gather_elements_cases(rng: np.random.Generator, x: np.ndarray, axis: int) -
     }
     name = f"gather_elements axis={axis} {x.shape}"
     numpy_fn = lambda x, i: np.take_along_axis(x, i, axis)  # noqa: E731
-    return _fwd_bwd("gather_elements", name, 3 * x.nbytes, (x, i), ops, numpy_fn, (0,))
+    cases = _fwd_bwd("gather_elements", name, 3 * x.nbytes, (x, i), ops, numpy_fn, (0,))
+    return _torch.with_torch(cases, _torch.gather_elements(x, i, axis))
 
 
 def _gather_cases(rng: np.random.Generator, x: np.ndarray, axis: int) -> list[Case]:
@@ -84,7 +87,8 @@ def _gather_cases(rng: np.random.Generator, x: np.ndarray, axis: int) -> list[Ca
         "jnp": lambda x, i: jnp.take(x, jnp.where(i < 0, i + x.shape[axis], i), axis, mode="clip"),
     }
     name = f"gather axis={axis} {x.shape}"
-    return _fwd_bwd("gather", name, 2 * x.nbytes + i.nbytes, (x, i), ops, lambda x, i: np.take(x, i, axis), (0,))
+    cases = _fwd_bwd("gather", name, 2 * x.nbytes + i.nbytes, (x, i), ops, lambda x, i: np.take(x, i, axis), (0,))
+    return _torch.with_torch(cases, _torch.gather(x, i, axis))
 
 
 def _scatter_cases(rng: np.random.Generator, x: np.ndarray) -> list[Case]:
@@ -105,7 +109,8 @@ def _scatter_cases(rng: np.random.Generator, x: np.ndarray) -> list[Case]:
         return out
 
     name = f"scatter axis=1 {x.shape}"
-    return _fwd_bwd("scatter", name, 2 * x.nbytes + i.nbytes + u.nbytes, (x, i, u), ops, numpy_fn, (0, 2))
+    cases = _fwd_bwd("scatter", name, 2 * x.nbytes + i.nbytes + u.nbytes, (x, i, u), ops, numpy_fn, (0, 2))
+    return _torch.with_torch(cases, _torch.scatter(x, i, u, 1))
 
 
 def _flat_scatter_rows(x: jax.Array, i: jax.Array, u: jax.Array) -> jax.Array:
@@ -133,4 +138,5 @@ def _slice1_cases(x: np.ndarray) -> list[Case]:
     }
     name = f"slice1 rev+stride2 {x.shape}"
     numpy_fn = lambda x: np.ascontiguousarray(x[::-1, 1:cols:2])  # noqa: E731
-    return _fwd_bwd("slice1", name, x.nbytes, (x,), ops, numpy_fn, (0,))
+    cases = _fwd_bwd("slice1", name, x.nbytes, (x,), ops, numpy_fn, (0,))
+    return _torch.with_torch(cases, _torch.slice1(x, (slice(None), slice(1, cols, 2)), (0,)))

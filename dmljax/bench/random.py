@@ -3,7 +3,8 @@
 Contenders, dmljax first: JAX's ``philox4x32`` key (the reference for ratios: it
 computes a whole block per output word), JAX's default threefry, XLA's native
 ``lax.rng_bit_generator`` with RNG_PHILOX, and randomgen's C Philox 4x32
-(``random_raw``, one thread; skipped when randomgen is not installed). Throughput
+(``random_raw``, one thread; skipped when randomgen is not installed), and torch's CPU
+``randint`` (MT19937, a peer in work only; skipped without torch). Throughput
 counts the 4 bytes written per output. `peak_memory` reads XLA's buffer assignment.
 
 More cases at each size: rows of 1023 words (a last axis that is not a multiple of 4:
@@ -29,6 +30,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from dmljax._distributions import _normal, _uniform
 from dmljax._random import _random_generator, make_state
+from dmljax.bench import _torch
 from dmljax.bench._harness import Case
 
 __all__ = ["cases", "peak_memory", "sharded_peak_memory", "DEFAULT_SIZES"]
@@ -88,6 +90,7 @@ def cases(sizes_bytes: Sequence[int] = DEFAULT_SIZES) -> list[Case]:
         randomgen = _randomgen(n)
         if randomgen is not None:
             contenders["randomgen C Philox4x32"] = randomgen
+        contenders.update(_torch.random_bits(n))
         name = f"bits n={n} (2^{int(np.log2(n))})" if n & (n - 1) == 0 else f"bits n={n}"
         out.append(Case("random", name, 4 * n, contenders, REFERENCE))
         out += _more_cases(state, philox_key, n)

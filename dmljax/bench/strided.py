@@ -2,7 +2,8 @@
 
 Each case is a float32 tensor of about ``nbytes`` bytes; contenders: dmljax (jitted,
 descriptor static), the hand-written ``jnp`` formulation of the same layout (the
-reference for ratios) and NumPy's ``as_strided(...).copy()``. The NHWC read and the
+reference for ratios), NumPy's ``as_strided(...).copy()`` and, when installed, torch's
+``as_strided(...).clone()`` (`dmljax.bench._torch`). The NHWC read and the
 padded write also run backward. The padded write's reference is the fastest formulation
 found (issue #12), ``concat``: the value rows next to the buffer's pad columns. The NHWC
 read also runs ``tiles16`` (16x16 tiles inside a `lax.cond`, then 64-byte rows), reported
@@ -22,6 +23,7 @@ import numpy as np
 
 from dmljax._strided import read_tensor, write_tensor
 from dmljax._tensor_desc import TensorDesc, packed_strides
+from dmljax.bench import _torch
 from dmljax.bench._harness import Case
 
 __all__ = ["cases"]
@@ -50,6 +52,7 @@ def _read_case(name: str, desc: TensorDesc, buffer_len: int, hand_written, extra
         "dmljax": lambda: ours(buffer),
         "jnp": lambda: hand(buffer),
         "numpy": _as_strided(host, desc),
+        **_torch.read_strided(host, desc.sizes, desc.strides),
     }
     if extra is not None:
         contenders[extra[0]] = functools.partial(jax.jit(extra[1]), buffer)
@@ -72,6 +75,7 @@ def _write_case(name: str, desc: TensorDesc, buffer_len: int, hand_written, fast
     contenders = {"dmljax": lambda: ours(buffer, value), "jnp": lambda: hand(buffer, value), "numpy": numpy_write}
     if fastest is not None:
         contenders[fastest[0]] = functools.partial(jax.jit(fastest[1]), buffer, value)
+    contenders.update(_torch.write_strided(host_buffer, host_value, desc.strides))
     reference = "jnp" if fastest is None else fastest[0]
     return Case("write_tensor", name, (buffer_len + desc.element_count) * 4, contenders, reference)
 

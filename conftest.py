@@ -14,4 +14,4 @@ def _doctest_namespace(doctest_namespace):
 
 
 # dmljax.onnx needs the optional extra dmljax[onnx]; without jax2onnx its doctests are skipped.
-collect_ignore_glob = [] if importlib.util.find_spec("jax2onnx") else ["onnx/*"]
+collect_ignore_glob = [] if importlib.util.find_spec("jax2onnx") else ["dmljax/onnx/*"]
