@@ -155,8 +155,8 @@ def check_distributions() -> str:
     if abs(mean) > 0.01 or abs(std - 1) > 0.01:
         raise AssertionError(f"normal mean {mean:.4f}, std {std:.4f}")
     kept, _ = dmljax.dropout(state, np.ones(100_000, np.float32), 0.25)
-    kept = np.asarray(kept)
-    if not set(np.unique(kept).tolist()) <= {0.0, np.float32(1 / 0.75)} or abs((kept == 0).mean() - 0.25) > 0.01:
+    kept_np = np.asarray(kept)
+    if not set(np.unique(kept_np).tolist()) <= {0.0, np.float32(1 / 0.75)} or abs((kept_np == 0).mean() - 0.25) > 0.01:
         raise AssertionError("dropout does not zero a quarter and scale the rest by 1/0.75")
     return f"uniform = TF mapping of the bits; normal mean {mean:+.4f}, std {std:.4f}; dropout rate 0.25"
 

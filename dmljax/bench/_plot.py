@@ -60,7 +60,7 @@ def plot_ratios(results: list[SizedResult], path: str) -> object:
     ratios = [ratio for series in groups.values() for points in series.values() for _, ratio in points]
     low, high = min(min(ratios), 0.5) / 1.2, max(max(ratios), 2.0) * 1.2
     sizes = sorted({sized.tensor_bytes for sized in results})
-    colors = plt.get_cmap("tab10").colors
+    colors = [plt.get_cmap("tab10")(i) for i in range(10)]
     for ax, (group, series) in zip(axes.flat, sorted(groups.items()), strict=False):
         ax.axhline(1.0, color="black", linewidth=1)
         operations = sorted({_operation(group, label) for label in series})

@@ -62,7 +62,7 @@ class CollectiveCase:
     ct_spec: P | None = None
 
 
-def collectives(hlo_text: str) -> Counter:
+def collectives(hlo_text: str | None) -> Counter:
     """Count the collective instructions (async ``-start`` halves once) in compiled HLO text.
 
     Examples:
@@ -70,7 +70,7 @@ def collectives(hlo_text: str) -> Counter:
       >>> dict(collectives(text))
       {'all-reduce': 1, 'all-gather': 1}
     """
-    return Counter(_COLLECTIVE.findall(hlo_text))
+    return Counter(_COLLECTIVE.findall(hlo_text or ""))
 
 
 def _fmt(counts: Counter) -> str:
@@ -107,6 +107,7 @@ def cases() -> list[CollectiveCase]:
     table = rng.standard_normal((64, s), dtype=np.float32)
     tokens = rng.integers(0, 64, (b, t), dtype=np.int32)
     fun = _partial(dmljax.gather, 0)
+    specs: tuple[P, ...]
     name, specs = "gather axis=0 (embedding)", (P(), batch)
     out.append(CollectiveCase(name, "data", fun, (table, tokens), specs, (0,), False, None, batch))
     per_row = rng.integers(-s, s, (b, 5), dtype=np.int32)

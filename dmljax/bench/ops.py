@@ -13,7 +13,9 @@ formulation, one 1-D scatter at flat positions); ``torch`` (CPU, when installed:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -59,11 +61,13 @@ def _fwd_bwd(
         return jax.jit(jax.grad(lambda *a: jnp.sum(f(*a) * ct), argnums=diff))
 
     bwd = {k: backward(f) for k, f in ops.items()}
-    contenders = {k: (lambda f=f: f(*dev)) for k, f in fwd.items()}
+    contenders: dict[str, Callable[[], Any]] = {k: functools.partial(f, *dev) for k, f in fwd.items()}
     contenders["numpy"] = lambda: numpy_fn(*args)
     return [
         Case(group, f"{name} fwd", nbytes, contenders, reference="jnp"),
-        Case(group, f"{name} bwd", 2 * nbytes, {k: (lambda f=f: f(*dev)) for k, f in bwd.items()}, reference="jnp"),
+        Case(
+            group, f"{name} bwd", 2 * nbytes, {k: functools.partial(f, *dev) for k, f in bwd.items()}, reference="jnp"
+        ),
     ]
 
 

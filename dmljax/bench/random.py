@@ -20,7 +20,8 @@ with ``out_sharding=`` (each device its own tile) against the partitioner alone.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -79,7 +80,7 @@ def cases(sizes_bytes: Sequence[int] = DEFAULT_SIZES) -> list[Case]:
     rbg_key = jnp.zeros(4, jnp.uint32)
     out = []
     for n in (max(1, size // 4) for size in sizes_bytes):
-        contenders = {
+        contenders: dict[str, Callable[[], Any]] = {
             "dmljax random_generator": functools.partial(_random_generator, state, (n,)),
             REFERENCE: functools.partial(_jax_bits(n), philox_key),
             "jax threefry bits": functools.partial(_jax_bits(n), threefry_key),
@@ -125,7 +126,7 @@ def _more_cases(state: jax.Array, philox_key: jax.Array, n: int) -> list[Case]:
     ]
     for name, impl in (("uniform", _uniform), ("normal", _normal)):
         reference = f"jax.random.{name} philox4x32"
-        contenders = {
+        contenders: dict[str, Callable[[], Any]] = {
             f"dmljax {name}": functools.partial(impl, state, (n,), np.dtype(np.float32), 0.0, 1.0),
             reference: functools.partial(_jax_sampler(name, (n,)), philox_key),
         }
@@ -192,5 +193,7 @@ def sharded_peak_memory(shape: tuple[int, ...], spec: tuple) -> dict[str, float]
     ratios = {}
     for name, program in programs.items():
         stats = program.lower(state).compile().memory_analysis()
+        if stats is None:
+            raise RuntimeError(f"{name}: XLA gave no memory analysis on this backend")
         ratios[name] = (stats.output_size_in_bytes + stats.temp_size_in_bytes) / shard_bytes
     return ratios
