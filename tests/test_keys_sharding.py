@@ -1,15 +1,10 @@
 """The shard_map recipe (shard i starts at advance(state, i * blocks_per_shard)) and prng_impl keys, 8 devices."""
 
-import json
-import os
-import pathlib
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+from tests.multidevice import run_json
 
 SCRIPT = textwrap.dedent(
     """
@@ -48,11 +43,7 @@ SCRIPT = textwrap.dedent(
 
 @pytest.fixture(scope="module")
 def results():
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu")
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    done = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_json(SCRIPT)
 
 
 def test_shard_map_recipe_cuts_one_stream_in_order(results):

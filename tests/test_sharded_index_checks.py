@@ -6,8 +6,6 @@ it is a min/max in the operator's own program, two replicated scalars every proc
 """
 
 import json
-import os
-import pathlib
 import socket
 import subprocess
 import sys
@@ -15,7 +13,7 @@ import textwrap
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+from tests.multidevice import host_devices_env, run_json
 
 # Shared by both scripts: `PID` (the process index) and `ROWS_PER_PROCESS` are set before it runs.
 OPERATORS = textwrap.dedent(
@@ -73,12 +71,6 @@ OPERATORS = textwrap.dedent(
 )
 
 
-def _env(devices: int) -> dict[str, str]:
-    env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}", JAX_PLATFORMS="cpu")
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    return env
-
-
 def _check(result: dict, rows: int) -> None:
     assert result["devices"] == 8
     assert result["largest_fetch"] <= 2  # [min, max] of the indices, never the indices
@@ -91,9 +83,7 @@ def _check(result: dict, rows: int) -> None:
 
 def test_one_process_eight_devices():
     script = f"PID, ROWS_PER_PROCESS = 0, 16\n{OPERATORS}"
-    done = subprocess.run([sys.executable, "-c", script], env=_env(8), capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = run_json(script)
     assert result["addressable"]
     _check(result, 16)
 
@@ -117,7 +107,9 @@ def test_two_processes_four_devices_each():
     )
     run = [sys.executable, "-c", setup + OPERATORS]
     workers = [
-        subprocess.Popen([*run, str(pid)], env=_env(4), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [*run, str(pid)], env=host_devices_env(4), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         for pid in (0, 1)
     ]
     outputs = []

@@ -13,6 +13,8 @@ import textwrap
 
 import pytest
 
+from tests.multidevice import run_json
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 # (shape, partition spec) pairs; the first four hit the whole-block path, the rest the per-element path.
@@ -61,13 +63,7 @@ SCRIPT = textwrap.dedent(
 
 @pytest.fixture(scope="module")
 def sharded_results():
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu")
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, json.dumps(CASES)], env=env, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return dict(zip(range(len(CASES)), json.loads(done.stdout.strip().splitlines()[-1]), strict=True))
+    return dict(zip(range(len(CASES)), run_json(SCRIPT, json.dumps(CASES)), strict=True))
 
 
 @pytest.mark.parametrize("case", range(len(CASES)), ids=[f"{s}-{p}" for s, p in CASES])

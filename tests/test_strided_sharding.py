@@ -1,15 +1,11 @@
 """Batch-sharded strided buffers (issue #10): 8 host devices in a subprocess, no collectives, same bits."""
 
 import json
-import os
-import pathlib
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+from tests.multidevice import run_json
 
 # (sizes, strides, buffer length): the batch dimension is outermost in the buffer and each
 # device's shard of the flat buffer holds whole batch rows.
@@ -62,13 +58,7 @@ SCRIPT = textwrap.dedent(
 
 @pytest.fixture(scope="module")
 def sharded_results():
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu")
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, json.dumps(CASES)], env=env, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_json(SCRIPT, json.dumps(CASES))
 
 
 @pytest.mark.parametrize("case", range(len(CASES)), ids=[f"{s}-{t}" for s, t, _ in CASES])

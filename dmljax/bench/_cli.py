@@ -14,12 +14,13 @@ import platform
 import sys
 import time
 import traceback
+from collections.abc import Iterator
 
 import jax
 import numpy as np
 
 import dmljax
-from dmljax.bench._harness import run_case
+from dmljax.bench._harness import Case, run_case
 from dmljax.bench._report import SCHEMA_VERSION, SizedResult, fmt_bytes, print_table, result_json
 
 __all__ = ["main", "parse_size"]
@@ -171,13 +172,14 @@ def _run_checks() -> list[dict]:
     return results
 
 
-def _cases_at(size: int, only: list[str]) -> list:
-    """The cases of the groups in ``only`` at one size (built per size, so big inputs are freed early)."""
-    cases = []
+def _case_batches(size: int, only: list[str]) -> Iterator[list[Case]]:
+    """The cases of the groups in ``only`` at one size, one module's at a time.
+
+    Only one module's inputs are alive at once (at 256 MiB all modules' together exceed 24 GiB).
+    """
     for module_name in dict.fromkeys(GROUPS[g] for g in only):
         module = importlib.import_module(module_name)
-        cases += [case for case in module.cases([size]) if case.group in only]
-    return cases
+        yield [case for case in module.cases([size]) if case.group in only]
 
 
 def _progress(label: str) -> None:
@@ -207,12 +209,13 @@ def _bench(args: argparse.Namespace) -> list[SizedResult]:
     print(f"\nTiming {', '.join(only)}\nat tensor sizes {', '.join(fmt_bytes(s) for s in sizes)} ...")
     results = []
     for k, size in enumerate(sizes, 1):
-        cases = _cases_at(size, only)
-        for i, case in enumerate(cases, 1):
-            _progress(f"size {k}/{len(sizes)}, case {i}/{len(cases)}: {case.group} {case.name}")
-            result = run_case(case, rounds=rounds, min_round_s=0.005 if args.quick else 0.02)
-            results.append(SizedResult(size, result))
-        del cases
+        for cases in _case_batches(size, only):
+            while cases:  # each case's inputs are freed once it has run
+                case = cases.pop(0)
+                _progress(f"size {k}/{len(sizes)}: {case.group} {case.name}")
+                result = run_case(case, rounds=rounds, min_round_s=0.005 if args.quick else 0.02)
+                results.append(SizedResult(size, result))
+                del case
     if sys.stderr.isatty():
         sys.stderr.write("\r" + " " * 80 + "\r")
     print_table(results, rounds)
