@@ -69,12 +69,9 @@ def _generate(
     else:
         values = _shard_local.generate(state, (1,), per_block)[:size].reshape(shape)
     blocks = (size + v - 1) // v
-    if isinstance(blocks, int):
-        return values, advance(state, blocks)
-    # A `jax.export` symbolic size: the same counter addition with the block count as a traced value.
-    words = state.reshape(6)
-    counter = _philox.add_128(tuple(words[i] for i in range(4)), jnp.asarray(blocks, jnp.uint32))
-    return values, jnp.stack([*counter, words[4], words[5]]).reshape(state.shape)
+    if not isinstance(blocks, int):  # a `jax.export` symbolic size: the block count is a traced value
+        blocks = jnp.asarray(blocks, jnp.uint32)
+    return values, advance(state, blocks)
 
 
 def _unit(w: jax.Array, dtype: np.dtype) -> jax.Array:
