@@ -23,6 +23,7 @@ from dmljax import _philox, _shard_local
 from dmljax._dtypes import DataType
 from dmljax._errors import fail
 from dmljax._feature_levels import FeatureLevel
+from dmljax._random_checks import check_static
 from dmljax._tensor_desc import MAX_DIMENSIONS
 
 __all__ = ["RANDOM_GENERATOR_SUPPORT", "RandomGeneratorSupport", "make_state", "random_generator"]
@@ -186,8 +187,7 @@ def check_shape(op: str, shape: Any) -> tuple[int, ...]:
         dims = tuple(shape)
     except TypeError:
         raise fail(op, "shape", "be a tuple of ints", shape) from None
-    if any(isinstance(d, jax.core.Tracer) for d in dims):
-        raise fail(op, "shape", "be static (mark it static: jax.jit(..., static_argnums=...))", shape)
+    check_static(op, shape, dims)
     if not all(isinstance(d, int | np.integer) and not isinstance(d, bool) for d in dims):
         raise fail(op, "shape", "be a tuple of ints", shape)
     dims = tuple(int(d) for d in dims)

@@ -19,7 +19,16 @@ from jax import export
 from dmljax._dtypes import x64_enabled
 from dmljax._errors import fail
 
-__all__ = ["FLOATS", "INTS", "check_broadcast", "check_dtype", "check_int_bounds", "check_shape", "concrete"]
+__all__ = [
+    "FLOATS",
+    "INTS",
+    "check_broadcast",
+    "check_dtype",
+    "check_int_bounds",
+    "check_shape",
+    "check_static",
+    "concrete",
+]
 
 FLOATS = ("float16", "bfloat16", "float32", "float64")
 INTS = ("int32", "uint32", "int64", "uint64")
@@ -37,12 +46,19 @@ def check_dtype(op: str, dtype: Any, allowed: tuple[str, ...]) -> np.dtype:
     return jnp.dtype(dtype)
 
 
+def check_static(op: str, shape: Any, dims: tuple[Any, ...]) -> None:
+    """An output shape must be known at trace time: a traced size gets a message that says how."""
+    if any(isinstance(d, jax.core.Tracer) for d in dims):
+        raise fail(op, "shape", "be static (mark it static: jax.jit(..., static_argnums=...))", shape)
+
+
 def check_shape(op: str, shape: Any, words_per_value: int) -> tuple[int, ...]:
     """An output shape: non-negative ints (or `jax.export` symbolic sizes), at most 2^32 - 1 stream words in all."""
     try:
         dims = tuple(shape)
     except TypeError:
         raise fail(op, "shape", "be a tuple of non-negative ints", shape) from None
+    check_static(op, shape, dims)
     if not all(export.is_symbolic_dim(d) or _non_negative_int(d) for d in dims):
         raise fail(op, "shape", "be a tuple of non-negative ints", shape)
     dims = tuple(d if export.is_symbolic_dim(d) else int(d) for d in dims)

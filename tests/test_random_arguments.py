@@ -111,3 +111,15 @@ def test_out_sharding_as_a_partition_spec_under_set_mesh():
     with jax.set_mesh(Mesh(np.array(jax.devices()[:1]), ("x",))):
         got, _ = uniform(STATE, (4, 5), out_sharding=PartitionSpec("x"))
     np.testing.assert_array_equal(got, uniform(STATE, (4, 5))[0])
+
+
+@pytest.mark.parametrize("name", ["uniform", "normal", "randint", "bernoulli"])
+def test_traced_shape_says_mark_it_static(name):
+    draw = {
+        "uniform": lambda n: uniform(STATE, (n,)),
+        "normal": lambda n: normal(STATE, (n,)),
+        "randint": lambda n: randint(STATE, (n,), 0, 10),
+        "bernoulli": lambda n: bernoulli(STATE, 0.5, (n,)),
+    }[name]
+    with pytest.raises(ValidationError, match=rf"^{name}: shape must be static \(mark it static: jax.jit"):
+        jax.jit(draw)(3)
