@@ -1,7 +1,8 @@
 """Strided buffers <-> logical arrays: `read_tensor` and `write_tensor` (SPEC §1).
 
 Each layout lowers to the cheapest XLA ops `dmljax._layout.plan_layout` finds:
-packed -> reshape; permuted packed (NHWC) -> reshape + transpose; zero strides ->
+packed -> reshape; permuted packed (NHWC) -> reshape + transpose (in two passes over
+64-byte tiles for large reads on XLA CPU: `dmljax._transpose`); zero strides ->
 broadcast; padded rows -> reshape + slice (a pad first when the buffer stops short of
 the last row's padding), written as concatenates of the value and the padding; anything
 else -> `dmljax._layout.plan_offsets`: nested outer dimensions split off as array axes
@@ -21,6 +22,7 @@ from dmljax._dtypes import x64_enabled
 from dmljax._errors import fail
 from dmljax._layout import LayoutPlan, OffsetsPlan, has_aliasing, plan_layout, plan_offsets
 from dmljax._tensor_desc import TensorDesc
+from dmljax._transpose import transpose
 
 __all__ = ["read_tensor", "write_tensor"]
 
@@ -261,7 +263,7 @@ def _read_impl(buffer: jax.Array, desc: TensorDesc) -> jax.Array:
     if plan.physical_dims:
         x = _read_view(buffer, plan)
         if not plan.is_identity:
-            x = lax.transpose(x, tuple(np.argsort(plan.physical_dims)))
+            x = transpose(x, tuple(int(d) for d in np.argsort(plan.physical_dims)))
     else:
         x = lax.slice(buffer, (0,), (1,)).reshape(())
     if not plan.broadcast_dims:

@@ -11,6 +11,7 @@ from jax.test_util import check_grads
 
 from dmljax import TensorDesc, ValidationError, packed_strides, read_tensor, write_tensor
 from dmljax._layout import has_aliasing, plan_layout, plan_offsets
+from dmljax._transpose import TWO_PASS_MIN_BYTES, _inner_axis_out, _tiled, inner_axis_target
 from tests import reference
 
 ABCDEF = np.array([ord(c) for c in "ABCDEF"], np.uint8)
@@ -257,7 +258,12 @@ def _opcodes(fn, *args) -> list[str]:
 
 _HAND_WRITTEN = [
     ("packed", (2, 16, 8, 32), None, lambda b: b.reshape(2, 16, 8, 32)),
-    ("nhwc", (2, 16, 8, 32), "NHWC", lambda b: b.reshape(2, 8, 32, 16).transpose(0, 3, 1, 2)),
+    (  # XLA CPU: 16-pixel tiles, fused into one loop below dmljax._transpose.TWO_PASS_MIN_BYTES
+        "nhwc",
+        (2, 16, 8, 32),
+        "NHWC",
+        lambda b: b.reshape(2, 16, 16, 16).transpose(0, 1, 3, 2).transpose(0, 2, 1, 3).reshape(2, 16, 8, 32),
+    ),
     ("broadcast", (2, 16, 8, 32), (0, 0, 0, 1), lambda b: jnp.broadcast_to(b, (2, 16, 8, 32))),
     (
         "padded",
@@ -454,3 +460,79 @@ def test_split_offsets_path_under_grad_and_vmap(length):
     np.testing.assert_array_equal(jax.vmap(lambda b: read_tensor(b, desc))(buffers), looped)
     expected = reference.read_tensor(np.asarray(buffer), desc.sizes, desc.strides)
     np.testing.assert_array_equal(read_tensor(buffer, desc), expected)
+
+
+# --- NHWC -> NCHW in two passes on XLA CPU (issue #12) ----------------------------------------
+
+_BIG_NHWC = TensorDesc("float32", (1, 16, 2048, 256), packed_strides((1, 16, 2048, 256), "NHWC"))  # 32 MiB
+
+
+def _fusions(text: str) -> list[str]:
+    return [line for line in text.splitlines() if " fusion(" in line]
+
+
+def test_big_nhwc_read_compiles_to_two_passes_on_cpu():
+    # Pass 1 inside a conditional (two identical branches, one tile-transposing fusion each),
+    # pass 2 after it. If XLA ever folds the conditional or fuses across it, this fails.
+    assert _BIG_NHWC.element_count * 4 >= TWO_PASS_MIN_BYTES
+    buffer = jax.ShapeDtypeStruct((_BIG_NHWC.element_count,), jnp.float32)
+    text = jax.jit(lambda b: read_tensor(b, _BIG_NHWC)).lower(buffer).compile().as_text()
+    assert text.count(" conditional(") == 1
+    entry = text.split("ENTRY", 1)[1]
+    assert "conditional(" in entry and entry.count(" fusion(") == 2  # the predicate and pass 2
+    assert len(_fusions(text)) == 4  # + one per branch
+    # Pass 1's output: 2048 * 256 / 16 tiles of 16 channels x 16 pixels, in row-major order.
+    assert "(f32[1,32768,256]{2,1,0}) conditional(" in entry
+
+
+def test_big_nhwc_read_bits_and_gradient():
+    rng = np.random.default_rng(12)
+    host = rng.standard_normal(_BIG_NHWC.element_count).astype(np.float32)
+    host[:3] = [np.nan, -0.0, np.inf]  # bits, not values: the predicate's element is a NaN
+    expected = host.reshape(1, 2048, 256, 16).transpose(0, 3, 1, 2)
+    out = jax.jit(lambda b: read_tensor(b, _BIG_NHWC))(host)
+    np.testing.assert_array_equal(np.asarray(out).view(np.uint32), expected.view(np.uint32))
+    del out
+    cotangent = rng.standard_normal(_BIG_NHWC.sizes).astype(np.float32)
+    grad = jax.jit(jax.grad(lambda b, ct: jnp.vdot(read_tensor(b, _BIG_NHWC), ct)))(np.ones_like(host), cotangent)
+    np.testing.assert_array_equal(grad, cotangent.transpose(0, 2, 3, 1).reshape(-1))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "int8", "uint16", "float32", "int32"])
+@pytest.mark.parametrize("k", [0, 1])
+def test_two_pass_transpose_is_bit_exact_for_every_width(dtype, k):
+    # min_bytes=0 forces the conditional on a small tensor; the batch axes stay outside.
+    np_dtype = np.dtype(jnp.dtype(dtype))
+    shape = (3, 2, 8, 64 // np_dtype.itemsize, 5)  # 8 tiles of 64 bytes per batch row
+    host = np.random.default_rng(1).bytes(int(np.prod(shape)) * np_dtype.itemsize)
+    host = np.frombuffer(host, np_dtype).reshape(shape)  # any bits: NaNs, infinities, -0.0
+    x = jnp.asarray(host)
+    perm = tuple(range(k)) + (4,) + tuple(range(k, 4))
+    assert inner_axis_target(perm) == k
+    fn = jax.jit(lambda v: _tiled(v, k, min_bytes=0))
+    assert "conditional(" in fn.lower(x).compile().as_text()
+    out = np.asarray(fn(x))
+    np.testing.assert_array_equal(out.view(np.uint8), np.ascontiguousarray(host.transpose(perm)).view(np.uint8))
+
+
+def test_two_pass_transpose_under_vmap_and_jvp():
+    x = jnp.arange(2 * 64 * 3, dtype=jnp.float32).reshape(2, 64, 3)
+    expected = np.asarray(x).transpose(0, 2, 1)
+    np.testing.assert_array_equal(jax.vmap(lambda v: _inner_axis_out(v, 0))(x), expected)
+    primal, tangent = jax.jvp(lambda v: _inner_axis_out(v, 1), (x,), (x * 2,))
+    np.testing.assert_array_equal(primal, expected)
+    np.testing.assert_array_equal(tangent, expected * 2)
+    with jax.enable_x64(True):  # float32 finite differences over 384 elements miss rtol 2e-3
+        wide = jnp.asarray(np.random.default_rng(2).standard_normal((2, 8, 3)))  # 8 float64 pixels: one tile
+        check_grads(lambda v: _tiled(v, 1, min_bytes=0), (wide,), order=2, modes=("fwd", "rev"))
+        check_grads(lambda v: _inner_axis_out(v, 1), (wide,), order=2, modes=("fwd", "rev"))
+
+
+def test_big_nhwc_read_is_one_plain_transpose_for_gpus():
+    # Exported for CUDA (lowered here without a GPU), only the default branch is kept.
+    buffer = jax.ShapeDtypeStruct((_BIG_NHWC.element_count,), jnp.float32)
+    read = jax.jit(lambda b: read_tensor(b, _BIG_NHWC))
+    gpu = export.export(read, platforms=["cuda"])(buffer).mlir_module()
+    cpu = export.export(read, platforms=["cpu"])(buffer).mlir_module()
+    assert gpu.count("stablehlo.transpose") == 1 and "dims = [2, 0, 1]" in gpu  # (h, w, c) -> (c, h, w)
+    assert cpu.count("stablehlo.transpose") == 3  # the tiles in each of the conditional's branches, the rows
