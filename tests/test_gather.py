@@ -1,5 +1,7 @@
 """gather (ONNX Gather, seed 004) and gather_elements (DML_GATHER_ELEMENTS)."""
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -10,8 +12,10 @@ from jax.test_util import check_grads
 import dmljax
 from dmljax import DataType, FeatureLevel, ValidationError
 from dmljax._formulation import use_flat
-from dmljax._gather import GATHER_ELEMENTS_SUPPORT
+from dmljax._gather import GATHER_ELEMENTS_SUPPORT, _gather_elements_lax
+from dmljax._gather_blocked import blocked, use_blocked
 from dmljax._gather_grad import use_rows
+from dmljax._indices import IndexMode
 from dmljax._support import support_at
 from tests import reference
 
@@ -386,3 +390,67 @@ def test_gather_elements_support_table():
     assert support_at(GATHER_ELEMENTS_SUPPORT, FeatureLevel.FL_2_0) is None
     assert support_at(GATHER_ELEMENTS_SUPPORT, FeatureLevel.FL_2_1).dims == (4, 4)
     assert DataType.UINT64 in support_at(GATHER_ELEMENTS_SUPPORT, FeatureLevel.FL_5_0).data_types
+
+
+# --- gather_elements along a long outer axis: column blocks on XLA CPU (issue #12) ------------
+
+_LONG = (4096, 1024)  # float32: 16 MiB, the smallest blocked size
+
+
+def _long_case(rng, mode_range):
+    data = rng.standard_normal(_LONG).astype(np.float32)
+    data.reshape(-1)[:3] = [np.nan, -0.0, np.inf]
+    index = rng.integers(-mode_range, mode_range, _LONG, dtype=np.int32)
+    return data, index
+
+
+def test_long_axis_gather_elements_compiles_to_blocks_on_cpu():
+    assert use_blocked(_LONG, 0, np.float32) and not use_blocked((2048, 1024), 0, np.float32)
+    spec = (jax.ShapeDtypeStruct(_LONG, jnp.float32), jax.ShapeDtypeStruct(_LONG, jnp.int32))
+    entry = jax.jit(lambda x, i: dmljax.gather_elements(x, i, 0)).lower(*spec).compile().as_text().split("ENTRY")[1]
+    # First conditional: data and indices written as 32 blocks of 4096 x 32; second: the gather.
+    assert "(f32[1,32,131072]{2,1,0}, u32[1,32,131072]{2,1,0}) conditional(" in entry
+    assert "(f32[1,32,131072]{2,1,0}) conditional(" in entry and entry.count(" conditional(") == 2
+    small = (jax.ShapeDtypeStruct((2048, 1024), jnp.float32), jax.ShapeDtypeStruct((2048, 1024), jnp.int32))
+    assert "conditional(" not in jax.jit(lambda x, i: dmljax.gather_elements(x, i, 0)).lower(*small).compile().as_text()
+
+
+def test_long_axis_gather_elements_is_one_plain_gather_for_gpus():
+    spec = (jax.ShapeDtypeStruct(_LONG, jnp.float32), jax.ShapeDtypeStruct(_LONG, jnp.int32))
+    fn = jax.jit(lambda x, i: dmljax.gather_elements(x, i, 0))
+    assert "stablehlo.transpose" not in jax.export.export(fn, platforms=["cuda"])(*spec).mlir_module()
+    assert "stablehlo.transpose" in jax.export.export(fn, platforms=["cpu"])(*spec).mlir_module()
+
+
+@pytest.mark.parametrize("mode", ["clip", "fill"])
+def test_long_axis_gather_elements_bits_and_gradient(mode):
+    rng = np.random.default_rng(12)
+    data, index = _long_case(rng, _LONG[0] + 5)  # some out of range: clamped or filled
+    wrapped = np.where(index < 0, index + _LONG[0], index)
+    inside = (wrapped >= 0) & (wrapped < _LONG[0])
+    expected = np.take_along_axis(data, np.clip(wrapped, 0, _LONG[0] - 1), 0)
+    if mode == "fill":
+        expected = np.where(inside, expected, np.float32(0))
+    out = jax.jit(lambda x, i: dmljax.gather_elements(x, i, 0, mode=mode))(data, index)
+    np.testing.assert_array_equal(np.asarray(out).view(np.uint32), expected.view(np.uint32))
+    cotangent = rng.integers(-3, 4, _LONG).astype(np.float32)  # small integers: sums exact in any order
+    grad = jax.jit(jax.grad(lambda x, i: jnp.vdot(dmljax.gather_elements(x, i, 0, mode=mode), cotangent)))
+    expected_grad = np.zeros(_LONG, np.float32)
+    keep = inside if mode == "fill" else np.ones(_LONG, bool)
+    rows = np.clip(wrapped, 0, _LONG[0] - 1)
+    np.add.at(expected_grad, (rows[keep], np.nonzero(keep)[1]), cotangent[keep])
+    np.testing.assert_array_equal(grad(data, index), expected_grad)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "int8", "bool", "float32", "uint32"])
+@pytest.mark.parametrize(("shape", "axis", "count"), [((3, 40, 2, 64), 1, 25), ((50, 256), 0, 70)])
+def test_blocked_gather_matches_the_plain_gather(dtype, shape, axis, count):
+    # The blocked formulation called directly on small arrays, any rank, axis, type and index count.
+    rng = np.random.default_rng(3)
+    data = random_data(rng, shape, dtype)
+    index_shape = shape[:axis] + (count,) + shape[axis + 1 :]
+    index = jnp.asarray(rng.integers(0, shape[axis], index_shape, dtype=np.uint32))
+    take = functools.partial(_gather_elements_lax, mode=IndexMode.PROMISE_IN_BOUNDS)
+    out = jax.jit(lambda d, i: blocked(take, d, i, axis))(data, index)
+    np.testing.assert_array_equal(out, take(jnp.asarray(data), index, axis=axis))
+    assert out.shape == index_shape
