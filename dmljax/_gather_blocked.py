@@ -8,8 +8,13 @@ Split the axes after ``axis`` into blocks of ``b`` elements (128 bytes), move th
 outside ``axis``, and gather block by block: ``(o, r, i) -> (o, i/b, r, b)``. One block's
 ``r * b`` elements (8 MiB for float32 ``(65536, 1024)``) are read by ``q * b`` consecutive
 outputs, and stay in cache; two transposes in and one out cost three streaming passes.
-(Only gather_elements' forward pass: its backward pass is `dmljax._gather_grad`'s flat
-scatter-add.)
+The tangent (`dmljax._gather_grad.flat_tangent`, flat positions) runs in the same blocks,
+so the backward pass is a serial scatter-add in blocked order, between the conditionals'
+transposes: each target element gets the same additions in the same order as the flat
+scatter-add (row order within its column), so the same bits. Measured, backward / JAX's
+``take_along_axis`` backward: 0.39 at 256 MiB (419 vs 1086 ms; flat scatter-add unblocked
+917 ms, the blocked forward with JAX's own transpose 588 ms), 0.40 at 16 MiB (16 vs 40 ms;
+unblocked 31 ms).
 
 XLA must keep the gather in blocked order, and the blocks physically blocked: fused with
 the transposes around it, it is the output-order loop again (1.07-1.10x XLA's plain

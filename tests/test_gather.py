@@ -14,7 +14,7 @@ from dmljax import DataType, FeatureLevel, ValidationError
 from dmljax._formulation import use_flat
 from dmljax._gather import GATHER_ELEMENTS_SUPPORT, _gather_elements_lax
 from dmljax._gather_blocked import blocked, use_blocked
-from dmljax._gather_grad import use_rows
+from dmljax._gather_grad import flat_tangent, use_rows
 from dmljax._indices import IndexMode
 from dmljax._support import support_at
 from tests import reference
@@ -454,3 +454,21 @@ def test_blocked_gather_matches_the_plain_gather(dtype, shape, axis, count):
     out = jax.jit(lambda d, i: blocked(take, d, i, axis))(data, index)
     np.testing.assert_array_equal(out, take(jnp.asarray(data), index, axis=axis))
     assert out.shape == index_shape
+
+
+@pytest.mark.parametrize("mode", [IndexMode.CLIP, IndexMode.FILL])
+def test_blocked_tangent_transposes_to_the_flat_scatter_add_bit_for_bit(mode):
+    # Repeated indices and float cotangents: the blocked scatter-add must add in the flat one's order.
+    rng = np.random.default_rng(4)
+    shape = (300, 2, 64)
+    index = rng.integers(0, 37, shape, dtype=np.uint32)  # many repeats per target
+    if mode is IndexMode.FILL:  # out-of-range reads are filled, their cotangents dropped
+        index = np.where(rng.random(shape) < 0.1, np.uint32(305), index)
+    index = jnp.asarray(index)
+    cotangent = jnp.asarray(rng.standard_normal(shape).astype(np.float32) * 1e3)
+    zeros = jnp.zeros(shape, jnp.float32)
+    flat = functools.partial(flat_tangent, axis=0, mode=mode)
+    blocks = functools.partial(blocked, functools.partial(flat_tangent, mode=mode), axis=0)
+    (want,) = jax.linear_transpose(lambda d: flat(d, index), zeros)(cotangent)
+    (got,) = jax.jit(jax.linear_transpose(lambda d: blocks(d, index), zeros))(cotangent)
+    np.testing.assert_array_equal(np.asarray(got).view(np.uint32), np.asarray(want).view(np.uint32))
