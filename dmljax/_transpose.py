@@ -35,7 +35,9 @@ The tiles are used on XLA CPU only (`lax.platform_dependent`; GPUs have a tiled 
 emitter of their own and get `lax.transpose`), in a JAX process with one device (the
 predicate reads element 0, which under sharding would be a collective), when the
 moved-over axes hold whole tiles; in two passes from `TWO_PASS_MIN_BYTES` on. Its derivative is the plain
-transpose's (`jax.custom_jvp`), so gradients and `jax.linearize` see no conditional.
+transpose's (`jax.custom_jvp`), so gradients and `jax.linearize` see no conditional: the
+backward pass (NCHW -> NHWC) reads ``c`` planes in order, which XLA's loop does well; the
+tiles' own transpose measured 1.13-1.14x slower at 16 and 256 MiB, 0.96 at 64 MiB (15 rounds).
 Under `jax.vmap` the predicate is batched, the conditional becomes a select of two equal
 values, and XLA simplifies it back to the fused one-pass loop: right, not faster.
 """
