@@ -4,8 +4,8 @@
 AVX-512 hosts, same bits (PERF_NOTES, second round). It is a compile option, and
 `jax.jit` takes ``compiler_options`` only at the top level: a nested `jit` that carries
 them raises ("`compiler_options` can only be passed to top-level `jax.jit`",
-``jax/_src/pjit.py``, jax 0.10.2), and an option a backend does not know fails its
-compile ("No such compile option"). So an entry point has two jitted twins of one
+``jax/_src/pjit.py``, jax 0.10.2), and a name XLA does not know fails the compile
+("No such compile option"; not tried on GPU, where it is never passed). So an entry point has two jitted twins of one
 function, the plain one and one compiled with the option (`wide_jit`), and `applies`
 picks the wide twin only where dmljax's call *is* the top level and can only help:
 
