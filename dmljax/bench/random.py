@@ -11,7 +11,8 @@ More cases at each size: rows of 1023 words (a last axis that is not a multiple 
 rows start inside blocks); the float32 uniform and normal distributions against
 `jax.random` with the ``philox4x32`` key; on the CPU, dmljax compiled with
 ``xla_cpu_prefer_vector_width=512`` (the twin that the public functions pick for their
-eager calls on AVX-512 hosts, `dmljax._vector_width`, timed on any CPU); with 8 or
+eager calls on AVX-512 hosts, `dmljax._vector_width`, timed on any CPU; on such hosts the
+plain dmljax contenders run it too, as a user's eager call would); with 8 or
 more devices, a uniform sharded over the last axis so that device slices cut blocks,
 with ``out_sharding=`` (each device its own tile) against the partitioner alone.
 `sharded_peak_memory` compares the two per device.
@@ -29,7 +30,8 @@ import numpy as np
 from jax import lax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from dmljax._distributions import _normal, _uniform
+from dmljax import _vector_width
+from dmljax._distributions import _normal, _normal_wide, _uniform, _uniform_wide
 from dmljax._random import _random_generator, _random_generator_wide, make_state
 from dmljax.bench import _torch
 from dmljax.bench._harness import Case
@@ -79,7 +81,9 @@ def cases(sizes_bytes: Sequence[int] = DEFAULT_SIZES) -> list[Case]:
     out = []
     for n in (max(1, size // 4) for size in sizes_bytes):
         contenders: dict[str, Callable[[], Any]] = {
-            "dmljax random_generator": functools.partial(_random_generator, state, (n,)),
+            "dmljax random_generator": functools.partial(
+                _eager(_random_generator, _random_generator_wide, state), state, (n,)
+            ),
             REFERENCE: functools.partial(_jax_bits(n), philox_key),
             "jax threefry bits": functools.partial(_jax_bits(n), threefry_key),
             "lax.rng_bit_generator PHILOX": functools.partial(_rng_bit_generator(n), rbg_key),
@@ -94,6 +98,11 @@ def cases(sizes_bytes: Sequence[int] = DEFAULT_SIZES) -> list[Case]:
         out.append(Case("random", name, 4 * n, contenders, REFERENCE))
         out += _more_cases(state, philox_key, n)
     return out
+
+
+def _eager(plain: Callable[..., Any], wide: Callable[..., Any], state: jax.Array) -> Callable[..., Any]:
+    """The twin an eager public call on ``state`` runs: the wide one on AVX-512 CPUs (`dmljax._vector_width`)."""
+    return wide if _vector_width.applies(state) else plain
 
 
 @functools.cache
@@ -111,13 +120,18 @@ def _more_cases(state: jax.Array, philox_key: jax.Array, n: int) -> list[Case]:
             f"bits rows of {ROW} n={rows[0] * ROW}",
             4 * rows[0] * ROW,
             {
-                "dmljax random_generator": functools.partial(_random_generator, state, rows),
+                "dmljax random_generator": functools.partial(
+                    _eager(_random_generator, _random_generator_wide, state), state, rows
+                ),
                 REFERENCE: lambda: jax_rows(philox_key),
             },
             REFERENCE,
         )
     ]
-    for name, impl in (("uniform", _uniform), ("normal", _normal)):
+    for name, impl in (
+        ("uniform", _eager(_uniform, _uniform_wide, state)),
+        ("normal", _eager(_normal, _normal_wide, state)),
+    ):
         reference = f"jax.random.{name} philox4x32"
         contenders: dict[str, Callable[[], Any]] = {
             f"dmljax {name}": functools.partial(impl, state, (n,), np.dtype(np.float32), 0.0, 1.0),
