@@ -12,7 +12,8 @@ picks the wide twin only where dmljax's call *is* the top level and can only hel
 - outside any trace (no `jit`, `vmap`, `grad` or `shard_map` of the caller around it:
   inside one, the caller's own `jit` compiles dmljax's ops, and its compiler options are
   the user's to set: README, Performance);
-- every input array on the CPU (GPU and TPU compiles never see a CPU option);
+- every input array, and an ``out_sharding``'s devices, on the CPU (GPU and TPU
+  compiles never see a CPU option);
 - the host has AVX-512F (``/proc/cpuinfo``). On this 2-core AVX2 host the option is no
   gain (see `dmljax/_philox.py` for the figures), so elsewhere nothing changes.
 
@@ -59,8 +60,16 @@ def applies(*args: Any) -> bool:
     """
     if not core.trace_state_clean() or not host_has_avx512():
         return False
-    arrays = [leaf for leaf in jax.tree.leaves(args) if isinstance(leaf, jax.Array)]
-    return all(device.platform == "cpu" for array in arrays for device in array.devices())
+    devices: list[Any] = []
+    for leaf in jax.tree.leaves(args):
+        if isinstance(leaf, jax.Array):
+            devices += leaf.devices()
+        elif isinstance(leaf, jax.sharding.Sharding):  # an out_sharding: where the program will run
+            try:
+                devices += leaf.device_set
+            except ValueError:  # an abstract mesh: "device_set is not implemented" (jax 0.10.2)
+                return False
+    return all(device.platform == "cpu" for device in devices)
 
 
 def wide_jit(fun: Callable[..., Any], **jit_kwargs: Any) -> Callable[..., Any]:

@@ -72,3 +72,11 @@ def test_host_has_avx512_reads_the_cpuinfo_flags(tmp_path, flags, want):
 
 def test_host_has_avx512_is_false_without_cpuinfo(tmp_path):
     assert _vector_width.host_has_avx512(str(tmp_path / "missing")) is False
+
+
+def test_applies_checks_the_devices_of_an_out_sharding(avx512):
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:1]), ("d",))
+    sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("d"))
+    assert _vector_width.applies(STATE, (4,), sharding)
+    abstract = jax.sharding.NamedSharding(mesh.abstract_mesh, jax.sharding.PartitionSpec("d"))
+    assert not _vector_width.applies(STATE, (4,), abstract)
