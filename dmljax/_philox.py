@@ -51,9 +51,12 @@ plus ``min(out[0], 0)`` of phase k - 1's output) does order them: peak memory 1.
 dynamic-update-slice fusions on one thread (no ``outer_dimension_partitions``): 0.87x
 (K = 2) and 1.03x (K = 8) JAX's time against 0.57x for the planes, at 2^22 words; and
 a static dynamic-update-slice along a sharded axis is no longer elementwise for the
-partitioner. One block per uint64 pair of words, bitcast to uint32 (no planes, peak
-1.0x): XLA CPU expands the narrowing bitcast-convert into shifts inside the loop, so
-each uint32 element recomputes its block: 1.30x JAX's time. Other interleaves of the
+partitioner. Writing phase k with a full-size select between its padded values and phase
+k - 1's output (elementwise, so parallel and in place) stays at 2.0x: XLA fuses phase
+k - 1 into that select, both phases' planes alive. One block per uint64 pair of words,
+bitcast to uint32 (no planes, peak 1.0x): XLA CPU expands the narrowing bitcast-convert
+into shifts inside the loop, so each uint32 element recomputes its block: 1.30x JAX's
+time. Other interleaves of the
 materialised planes, against the select (5.6 ms at 2^22 words): ``stack(...).reshape``
 1.37x, two uint64 planes bitcast 1.34x, the reduce emitting the uint64 planes itself
 1.70x. A pad axis major instead of minor in the reduce: the same time (XLA normalises
