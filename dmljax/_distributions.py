@@ -29,7 +29,6 @@ Uniform floats and integers match TensorFlow bit for bit; normals use XLA's ``lo
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -40,7 +39,7 @@ import numpy as np
 from jax import lax
 from jax.sharding import NamedSharding
 
-from dmljax import _philox, _shard_local
+from dmljax import _philox, _shard_local, _vector_width
 from dmljax._errors import fail
 from dmljax._philox import Words
 from dmljax._random import advance, check_state
@@ -168,14 +167,17 @@ def uniform(
     for name, value in (("minval", minval), ("maxval", maxval)):
         check_broadcast("uniform", name, value, shape)
     out_sharding = _shard_local.check_out_sharding("uniform", out_sharding, shape)
-    return _uniform(state, shape, dtype, minval, maxval, out_sharding)
+    return _vector_width.call(_uniform, _uniform_wide, state, shape, dtype, minval, maxval, out_sharding)
 
 
-@functools.partial(jax.jit, static_argnums=(1, 2, 5))
-def _uniform(state, shape, dtype, minval, maxval, out_sharding=None):
+def _uniform_fn(state, shape, dtype, minval, maxval, out_sharding=None):
     u, next_state = _generate(state, shape, _uniform_block(dtype), out_sharding)
     minval, maxval = (jnp.broadcast_to(jnp.asarray(v, dtype), shape) for v in (minval, maxval))
     return u * (maxval - minval) + minval, next_state
+
+
+_uniform = jax.jit(_uniform_fn, static_argnums=(1, 2, 5))
+_uniform_wide = _vector_width.wide_jit(_uniform_fn, static_argnums=(1, 2, 5))
 
 
 def normal(
@@ -220,14 +222,17 @@ def normal(
     for name, value in (("mean", mean), ("stddev", stddev)):
         check_broadcast("normal", name, value, shape)
     out_sharding = _shard_local.check_out_sharding("normal", out_sharding, shape)
-    return _normal(state, shape, dtype, mean, stddev, out_sharding)
+    return _vector_width.call(_normal, _normal_wide, state, shape, dtype, mean, stddev, out_sharding)
 
 
-@functools.partial(jax.jit, static_argnums=(1, 2, 5))
-def _normal(state, shape, dtype, mean, stddev, out_sharding=None):
+def _normal_fn(state, shape, dtype, mean, stddev, out_sharding=None):
     z, next_state = _generate(state, shape, _normal_block(dtype), out_sharding)
     mean, stddev = (jnp.broadcast_to(jnp.asarray(v, dtype), shape) for v in (mean, stddev))
     return z * stddev + mean, next_state
+
+
+_normal = jax.jit(_normal_fn, static_argnums=(1, 2, 5))
+_normal_wide = _vector_width.wide_jit(_normal_fn, static_argnums=(1, 2, 5))
 
 
 def bernoulli(
@@ -264,7 +269,8 @@ def bernoulli(
     shape = check_shape("bernoulli", jnp.shape(p) if shape is None else shape, 1)
     check_broadcast("bernoulli", "p", p, shape)
     out_sharding = _shard_local.check_out_sharding("bernoulli", out_sharding, shape)
-    u, next_state = _uniform(state, shape, jnp.dtype(jnp.float32), 0.0, 1.0, out_sharding)
+    f32 = jnp.dtype(jnp.float32)
+    u, next_state = _vector_width.call(_uniform, _uniform_wide, state, shape, f32, 0.0, 1.0, out_sharding)
     return u < jnp.broadcast_to(jnp.asarray(p, jnp.float32), shape), next_state
 
 
@@ -311,14 +317,17 @@ def dropout(
         raise fail("dropout", "rate", "be in [0, 1)", bad, f"x shape {x.shape}")
     shape = check_shape("dropout", x.shape, 2 if dtype.itemsize == 8 else 1)
     out_sharding = _shard_local.check_out_sharding("dropout", out_sharding, shape)
-    return _dropout(state, x, rate, out_sharding)
+    return _vector_width.call(_dropout, _dropout_wide, state, x, rate, out_sharding)
 
 
-@functools.partial(jax.jit, static_argnums=3)
-def _dropout(state, x, rate, out_sharding=None):
+def _dropout_fn(state, x, rate, out_sharding=None):
     u, next_state = _uniform(state, x.shape, x.dtype, 0.0, 1.0, out_sharding)
     rate = jnp.broadcast_to(jnp.asarray(rate, x.dtype), x.shape)
     return jnp.where(u >= rate, x * (1 / (1 - rate)), jnp.zeros((), x.dtype)), next_state
+
+
+_dropout = jax.jit(_dropout_fn, static_argnums=3)
+_dropout_wide = _vector_width.wide_jit(_dropout_fn, static_argnums=3)
 
 
 def randint(
@@ -365,12 +374,15 @@ def randint(
     # Python ints are in range now: give them the dtype (jit would read 2**63 as an overflowing int64).
     minval, maxval = (np.asarray(v, dtype) if isinstance(v, int) else v for v in (minval, maxval))
     out_sharding = _shard_local.check_out_sharding("randint", out_sharding, shape)
-    return _randint(state, shape, minval, maxval, dtype, out_sharding)
+    return _vector_width.call(_randint, _randint_wide, state, shape, minval, maxval, dtype, out_sharding)
 
 
-@functools.partial(jax.jit, static_argnums=(1, 4, 5))
-def _randint(state, shape, minval, maxval, dtype, out_sharding=None):
+def _randint_fn(state, shape, minval, maxval, dtype, out_sharding=None):
     unsigned = jnp.dtype(f"uint{8 * dtype.itemsize}")
     lo, hi = (jnp.broadcast_to(lax.convert_element_type(v, dtype).astype(unsigned), shape) for v in (minval, maxval))
     words, next_state = _generate(state, shape, _int_block(dtype), out_sharding)
     return lax.bitcast_convert_type(lax.rem(words, hi - lo) + lo, dtype), next_state
+
+
+_randint = jax.jit(_randint_fn, static_argnums=(1, 4, 5))
+_randint_wide = _vector_width.wide_jit(_randint_fn, static_argnums=(1, 4, 5))

@@ -16,18 +16,26 @@ partitioner gives each device the blocks of its own slice with no communication.
 The output is generated in its own shape, row by row (`rows`, `tile`): each row knows the
 stream index of its first value from a counter per axis. A row that starts on a block
 boundary computes its ``ceil(C / 4)`` blocks; one that starts inside a block (a last axis
-that is not a multiple of 4) computes one block more and shifts its values by ``start %
-4`` with a select among four static slices: (4096, 1023) runs 1.4x the time of (4096,
-1024), where a block per element took 2.6x (rows shorter than `SHORT_ROW` still do
-that), at peak memory 2x the output instead of 1x. The distributions run on the same
-rows, their values computed per block inside the reduce (``per_block``). A device tile
-of a sharded output is a tile with per-axis offsets (`_shard_local`).
+that is not a multiple of 4) computes one block more, and `_shifted_interleave` gives each
+output element the value ``start % 4 + lane`` places on, from its lane's two blocks (8
+candidates): (4096, 1023) and (65536, 1023) run in 0.55x and 0.52x the time of JAX's
+``philox4x32`` bits, as fast as whole blocks, where shifting the planes first (a select
+among four static slices per plane, 16 candidates an element) ran 0.74x and 0.65x, and a
+block per element 2.6x the aligned time (rows shorter than `SHORT_ROW` still do that, at
+peak memory 1x). The distributions run on the same rows, their values computed per
+block inside the reduce (``per_block``). A device tile of a sharded output is a tile
+with per-axis offsets (`_shard_local`).
 
 Cost of that layout: the planes are as large as the output, so peak memory is twice
 the output (XLA cannot interleave in place). On XLA CPU it takes about half the time of
-JAX's ``philox4x32`` bits (PERF_NOTES). ``xla_cpu_prefer_vector_width=512`` speeds it up on
-AVX-512 hosts, but `jax.jit` takes ``compiler_options`` only at the top level, so dmljax's
-jitted functions, which run inside users' `jit`, cannot carry it (README, Performance).
+JAX's ``philox4x32`` bits: 0.48-0.55x at 2^22 and 2^26 words, aligned or in rows of 1023
+(2 cores, medians of 9 interleaved rounds, a shared and noisy machine).
+``xla_cpu_prefer_vector_width=512`` speeds it up on AVX-512 hosts (PERF_NOTES), and gives
+nothing on this AVX2 host (0.48-0.54x with and without it, same runs); `jax.jit` takes
+``compiler_options`` only at the top level, so dmljax's public functions compile a twin
+with it for their own eager calls on AVX-512 CPUs (`_vector_width`), and users pass it
+to their outermost `jit` (README, Performance).
+
 Measured and rejected (jax 0.10.2, 2 cores): a
 phased layout that computes 1/K of the blocks at a time and writes them with a
 dynamic-update-slice along an unsharded phase axis reaches 1.16x the output at K = 8 and
@@ -36,8 +44,25 @@ thread: 1.0-1.3x JAX's time. Unrolled in the entry computation the passes run in
 parallel, but XLA schedules every pass's planes first (about 3x) or, with a data
 dependency forcing the order, copies the result for the final reshape (2.1-2.3x).
 Phases along the output's own rows (the first written through a pad, the rest by an
-in-place dynamic-update-slice, each ordered after the last by an optimization barrier)
-stay at 2.0x with K = 2 and 4: XLA still holds a full set of planes (jax 0.10.2).
+in-place dynamic-update-slice) stay at 2.0x when ordered by an optimization barrier (XLA
+CPU drops it and schedules both reduces first). A true data dependency (phase k's key
+plus ``min(out[0], 0)`` of phase k - 1's output) does order them: peak memory 1.5x,
+1.25x and 1.125x the output at K = 2, 4 and 8, bits equal, but XLA CPU runs pad and
+dynamic-update-slice fusions on one thread (no ``outer_dimension_partitions``): 0.87x
+(K = 2) and 1.03x (K = 8) JAX's time against 0.57x for the planes, at 2^22 words; and
+a static dynamic-update-slice along a sharded axis is no longer elementwise for the
+partitioner. Writing phase k with a full-size select between its padded values and phase
+k - 1's output (elementwise, so parallel and in place) stays at 2.0x: XLA fuses phase
+k - 1 into that select, both phases' planes alive. One block per uint64 pair of words,
+bitcast to uint32 (no planes, peak 1.0x): XLA CPU expands the narrowing bitcast-convert
+into shifts inside the loop, so each uint32 element recomputes its block: 1.30x JAX's
+time. Other interleaves of the
+materialised planes, against the select (5.6 ms at 2^22 words): ``stack(...).reshape``
+1.37x, two uint64 planes bitcast 1.34x, the reduce emitting the uint64 planes itself
+1.70x. A pad axis major instead of minor in the reduce: the same time (XLA normalises
+the layout). The low product word taken from the uint64 product (``mullo`` lowering):
+XLA folds it back into the uint32 multiply, same program. The loop already runs 8
+blocks a vector (``vpmuludq`` for the high words on AVX2).
 """
 
 from __future__ import annotations
@@ -315,9 +340,7 @@ def rows(
     grid = (*lead, m)
     start = lax.broadcast_in_dim(first // np.uint32(v), grid, tuple(range(len(lead))))
     values = _planes(counter, key, start + lax.broadcasted_iota(jnp.uint32, grid, len(lead)), per_block)
-    if not aligned:
-        values = _shift(values, lax.rem(first, np.uint32(v)))
-    out = interleave(values)
+    out = interleave(values) if aligned else _shifted_interleave(values, lax.rem(first, np.uint32(v)))
     return out if out.shape[-1] == length else out[..., :length]
 
 
@@ -336,19 +359,32 @@ def _per_element(counter: Words, key: Words, first: jax.Array, length: int, per_
     return out
 
 
-def _shift(values: Words, shift: jax.Array) -> Words:
-    """Per row, value plane ``l`` at block ``j`` becomes the value ``l + shift`` places on: planes one block shorter."""
+def _shifted_interleave(values: Words, shift: jax.Array) -> jax.Array:
+    """Interleave rows that start ``shift`` values into a block: ``out[..., v*j + l]`` is ``s + l`` past block ``j``.
+
+    ``values`` are ``v`` planes of shape ``(..., m + 1)``; ``shift`` (``s`` in [0, v), of the
+    rows' shape) says where each row starts. Value ``t = s + l`` past block ``j``'s start is
+    value ``t`` of block ``j`` if ``t < v``, else value ``t - v`` of block ``j + 1``: each
+    output element picks among ``2 v`` candidates (its lane's two blocks), where a shift of
+    the planes followed by `interleave` picked among ``v * v`` (measured: (4096, 1023) 0.57x
+    JAX's philox4x32 time instead of 0.80x, (65536, 1023) 0.56x instead of 0.75x).
+    Returns shape ``(..., m * v)``.
+    """
     v = len(values)
-    lo, hi = [x[..., :-1] for x in values], [x[..., 1:] for x in values]
-    shift = lax.broadcast_in_dim(shift, lo[0].shape, tuple(range(shift.ndim)))
-    shifted = []
-    for lane in range(v):
-        plane = lo[lane]
-        for s in range(1, v):
-            source = hi if lane + s >= v else lo
-            plane = jnp.where(shift == s, source[(lane + s) % v], plane)
-        shifted.append(plane)
-    return tuple(shifted)
+    *lead, blocks = values[0].shape
+    full = (*lead, blocks - 1, v)
+    keep = tuple(range(len(full) - 1))
+    lo = [lax.broadcast_in_dim(x[..., :-1], full, keep) for x in values]
+    hi = [lax.broadcast_in_dim(x[..., 1:], full, keep) for x in values]
+    t = lax.broadcast_in_dim(shift, full, tuple(range(len(lead)))) + lax.broadcasted_iota(
+        jnp.uint32, full, len(lead) + 1
+    )
+    carry = t >= np.uint32(v)
+    lane = jnp.where(carry, t - np.uint32(v), t)
+    out = jnp.where(carry, hi[-1], lo[-1])
+    for j in range(v - 2, -1, -1):
+        out = jnp.where(lane == j, jnp.where(carry, hi[j], lo[j]), out)
+    return out.reshape(*lead, (blocks - 1) * v)
 
 
 def tile(

@@ -8,7 +8,6 @@ returns the bits and the next state, whose counter has moved past every block us
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -19,7 +18,7 @@ import numpy as np
 from jax import lax
 from jax.sharding import NamedSharding
 
-from dmljax import _philox, _shard_local
+from dmljax import _philox, _shard_local, _vector_width
 from dmljax._dtypes import DataType
 from dmljax._errors import fail
 from dmljax._feature_levels import FeatureLevel
@@ -288,12 +287,16 @@ def random_generator(
     state = check_state("random_generator", state)
     shape = check_shape("random_generator", shape)
     out_sharding = _shard_local.check_out_sharding("random_generator", out_sharding, shape)
-    return _random_generator(state, shape, out_sharding)
+    return _vector_width.call(_random_generator, _random_generator_wide, state, shape, out_sharding)
 
 
-@functools.partial(jax.jit, static_argnums=(1, 2))
-def _random_generator(
+def _random_generator_fn(
     state: jax.Array, shape: tuple[int, ...], out_sharding: NamedSharding | None = None
 ) -> tuple[jax.Array, jax.Array]:
     bits = _shard_local.generate(state, shape, out_sharding=out_sharding)
     return bits, advance(state, _philox.num_blocks(math.prod(shape)))
+
+
+_random_generator = jax.jit(_random_generator_fn, static_argnums=(1, 2))
+# The twin compiled with 512-bit vectors: eager calls on AVX-512 CPUs (`_vector_width`).
+_random_generator_wide = _vector_width.wide_jit(_random_generator_fn, static_argnums=(1, 2))

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from dmljax import make_state, normal, randint, random_generator, uniform
+from dmljax import _philox, make_state, normal, randint, random_generator, uniform
 from dmljax._philox import PHILOX_ROUNDS, SHORT_ROW
 from tests import reference
 
@@ -117,3 +117,15 @@ def test_compiled_box_muller_runs_once_per_pair(shape):
     assert compiled_ops(fn, "multiply", "u64") == 2 * PHILOX_ROUNDS
     for op in ("log", "sine", "cosine"):
         assert compiled_ops(fn, op, "f32") == 2
+
+
+@pytest.mark.parametrize("v", [2, 3, 4])
+def test_shifted_interleave_reads_each_row_from_its_start_inside_the_first_block(v):
+    # Rows of m + 1 blocks of v values; row r starts shift[r] values into its first block.
+    rng = np.random.default_rng(v)
+    planes = rng.integers(0, 2**32, size=(v, 2, 5, 7), dtype=np.uint32)
+    shift = rng.integers(0, v, size=(2, 5), dtype=np.uint32)
+    out = _philox._shifted_interleave(tuple(jnp.asarray(p) for p in planes), jnp.asarray(shift))
+    stream = np.moveaxis(planes, 0, -1).reshape(2, 5, 7 * v)  # block j, value l at j * v + l
+    want = np.stack([stream[i, j, s : s + 6 * v] for (i, j), s in np.ndenumerate(shift)]).reshape(2, 5, 6 * v)
+    np.testing.assert_array_equal(out, want)

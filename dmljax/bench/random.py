@@ -10,8 +10,9 @@ counts the 4 bytes written per output. `peak_memory` reads XLA's buffer assignme
 More cases at each size: rows of 1023 words (a last axis that is not a multiple of 4:
 rows start inside blocks); the float32 uniform and normal distributions against
 `jax.random` with the ``philox4x32`` key; on the CPU, dmljax compiled with
-``xla_cpu_prefer_vector_width=512`` (it pays on AVX-512 hosts; `compiler_options` only
-reach a top-level `jax.jit`, so dmljax cannot set it inside a user's `jit`); with 8 or
+``xla_cpu_prefer_vector_width=512`` (the twin that the public functions pick for their
+eager calls on AVX-512 hosts, `dmljax._vector_width`, timed on any CPU; on such hosts the
+plain dmljax contenders run it too, as a user's eager call would); with 8 or
 more devices, a uniform sharded over the last axis so that device slices cut blocks,
 with ``out_sharding=`` (each device its own tile) against the partitioner alone.
 `sharded_peak_memory` compares the two per device.
@@ -29,8 +30,9 @@ import numpy as np
 from jax import lax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from dmljax._distributions import _normal, _uniform
-from dmljax._random import _random_generator, make_state
+from dmljax import _vector_width
+from dmljax._distributions import _normal, _normal_wide, _uniform, _uniform_wide
+from dmljax._random import _random_generator, _random_generator_wide, make_state
 from dmljax.bench import _torch
 from dmljax.bench._harness import Case
 
@@ -39,8 +41,6 @@ __all__ = ["cases", "peak_memory", "sharded_peak_memory", "DEFAULT_SIZES"]
 # Output bytes: 2^16 to 2^28 uint32 words (256 KiB to 1 GiB).
 DEFAULT_SIZES = tuple(4 * 2**k for k in (16, 20, 24, 26, 28))
 REFERENCE = "jax philox4x32 bits"
-# XLA CPU's option for 512-bit vectors (PERF_NOTES: 1.5-2.0x faster Philox on AVX-512 hosts).
-WIDE_VECTORS = {"xla_cpu_prefer_vector_width": 512}
 # An unaligned last axis for the rows case: 1023 words a row, so rows start inside blocks.
 ROW = 1023
 
@@ -81,13 +81,15 @@ def cases(sizes_bytes: Sequence[int] = DEFAULT_SIZES) -> list[Case]:
     out = []
     for n in (max(1, size // 4) for size in sizes_bytes):
         contenders: dict[str, Callable[[], Any]] = {
-            "dmljax random_generator": functools.partial(_random_generator, state, (n,)),
+            "dmljax random_generator": functools.partial(
+                _eager(_random_generator, _random_generator_wide, state), state, (n,)
+            ),
             REFERENCE: functools.partial(_jax_bits(n), philox_key),
             "jax threefry bits": functools.partial(_jax_bits(n), threefry_key),
             "lax.rng_bit_generator PHILOX": functools.partial(_rng_bit_generator(n), rbg_key),
         }
         if jax.default_backend() == "cpu":
-            contenders["dmljax, prefer_vector_width=512"] = functools.partial(_wide(n), state)
+            contenders["dmljax, prefer_vector_width=512"] = functools.partial(_random_generator_wide, state, (n,))
         randomgen = _randomgen(n)
         if randomgen is not None:
             contenders["randomgen C Philox4x32"] = randomgen
@@ -98,9 +100,9 @@ def cases(sizes_bytes: Sequence[int] = DEFAULT_SIZES) -> list[Case]:
     return out
 
 
-@functools.cache
-def _wide(n: int):
-    return jax.jit(lambda state: _random_generator(state, (n,)), compiler_options=WIDE_VECTORS)
+def _eager(plain: Callable[..., Any], wide: Callable[..., Any], state: jax.Array) -> Callable[..., Any]:
+    """The twin an eager public call on ``state`` runs: the wide one on AVX-512 CPUs (`dmljax._vector_width`)."""
+    return wide if _vector_width.applies(state) else plain
 
 
 @functools.cache
@@ -118,13 +120,18 @@ def _more_cases(state: jax.Array, philox_key: jax.Array, n: int) -> list[Case]:
             f"bits rows of {ROW} n={rows[0] * ROW}",
             4 * rows[0] * ROW,
             {
-                "dmljax random_generator": functools.partial(_random_generator, state, rows),
+                "dmljax random_generator": functools.partial(
+                    _eager(_random_generator, _random_generator_wide, state), state, rows
+                ),
                 REFERENCE: lambda: jax_rows(philox_key),
             },
             REFERENCE,
         )
     ]
-    for name, impl in (("uniform", _uniform), ("normal", _normal)):
+    for name, impl in (
+        ("uniform", _eager(_uniform, _uniform_wide, state)),
+        ("normal", _eager(_normal, _normal_wide, state)),
+    ):
         reference = f"jax.random.{name} philox4x32"
         contenders: dict[str, Callable[[], Any]] = {
             f"dmljax {name}": functools.partial(impl, state, (n,), np.dtype(np.float32), 0.0, 1.0),

@@ -1,0 +1,82 @@
+"""The 512-bit-vector twins of the Philox entry points: picked only at the top level, same values as the plain ones.
+
+This host may lack AVX-512, so the tests force `host_has_avx512` either way; the wide twin
+compiles with ``xla_cpu_prefer_vector_width=512`` on any x86 CPU (LLVM splits the vectors).
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import dmljax
+from dmljax import _distributions, _random, _vector_width
+
+STATE = dmljax.make_state(0xC0FFEE, counter=2**32 - 3)
+SHAPE = (5, 1023)
+
+CALLS = {
+    "random_generator": (lambda s: dmljax.random_generator(s, SHAPE), _random._random_generator_wide),
+    "uniform": (lambda s: dmljax.uniform(s, SHAPE), _distributions._uniform_wide),
+    "normal": (lambda s: dmljax.normal(s, SHAPE), _distributions._normal_wide),
+    "randint": (lambda s: dmljax.randint(s, SHAPE, -3, 1000), _distributions._randint_wide),
+    "bernoulli": (lambda s: dmljax.bernoulli(s, 0.25, SHAPE), _distributions._uniform_wide),
+    "dropout": (lambda s: dmljax.dropout(s, jnp.ones(SHAPE), 0.5), _distributions._dropout_wide),
+}
+
+
+@pytest.fixture
+def avx512(monkeypatch):
+    monkeypatch.setattr(_vector_width, "host_has_avx512", lambda: True)
+
+
+@pytest.mark.parametrize("name", CALLS)
+def test_eager_call_on_an_avx512_host_runs_the_wide_twin_with_the_same_values(name, avx512):
+    call, wide = CALLS[name]
+    wide.clear_cache()
+    value, next_state = call(STATE)
+    assert wide._cache_size() == 1
+    plain_value, plain_state = jax.jit(call)(STATE)  # inside a trace: the plain ops
+    np.testing.assert_array_equal(value, plain_value)
+    np.testing.assert_array_equal(next_state, plain_state)
+
+
+@pytest.mark.parametrize("name", CALLS)
+def test_calls_inside_a_trace_never_take_the_wide_twin(name, avx512):
+    # A nested jit with compiler_options raises in JAX: jit, vmap and grad-free traces must run the plain twin.
+    call, _ = CALLS[name]
+    states = jnp.stack([STATE, dmljax.advance(STATE, 7)])
+    batched, _ = jax.vmap(call)(states)
+    np.testing.assert_array_equal(batched[0], call(STATE)[0])
+
+
+def test_without_avx512_eager_calls_run_the_plain_twin(monkeypatch):
+    monkeypatch.setattr(_vector_width, "host_has_avx512", lambda: False)
+    wide = _random._random_generator_wide
+    wide.clear_cache()
+    dmljax.random_generator(STATE, (3, 17))
+    assert wide._cache_size() == 0
+
+
+def test_applies_only_at_the_top_level_to_cpu_arrays(avx512):
+    assert _vector_width.applies(STATE, (3, 4), None)
+    assert not jax.jit(lambda s: jnp.asarray(_vector_width.applies(s)))(STATE)
+
+
+@pytest.mark.parametrize(("flags", "want"), [("fpu sse2 avx2 avx512f avx512bw", True), ("fpu sse2 avx2 fma", False)])
+def test_host_has_avx512_reads_the_cpuinfo_flags(tmp_path, flags, want):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(f"processor\t: 0\nmodel name\t: test\nflags\t\t: {flags}\n\n")
+    assert _vector_width.host_has_avx512(str(cpuinfo)) is want
+
+
+def test_host_has_avx512_is_false_without_cpuinfo(tmp_path):
+    assert _vector_width.host_has_avx512(str(tmp_path / "missing")) is False
+
+
+def test_applies_checks_the_devices_of_an_out_sharding(avx512):
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:1]), ("d",))
+    sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("d"))
+    assert _vector_width.applies(STATE, (4,), sharding)
+    abstract = jax.sharding.NamedSharding(mesh.abstract_mesh, jax.sharding.PartitionSpec("d"))
+    assert not _vector_width.applies(STATE, (4,), abstract)
