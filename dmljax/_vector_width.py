@@ -69,6 +69,8 @@ def applies(*args: Any) -> bool:
                 devices += leaf.device_set
             except ValueError:  # an abstract mesh: "device_set is not implemented" (jax 0.10.2)
                 return False
+    if not devices:  # host values only: the program runs on the default backend
+        return jax.default_backend() == "cpu"
     return all(device.platform == "cpu" for device in devices)
 
 

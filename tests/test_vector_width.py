@@ -63,6 +63,13 @@ def test_applies_only_at_the_top_level_to_cpu_arrays(avx512):
     assert not jax.jit(lambda s: jnp.asarray(_vector_width.applies(s)))(STATE)
 
 
+def test_applies_to_host_values_only_on_a_cpu_default_backend(avx512, monkeypatch):
+    host_state = np.asarray(STATE)
+    assert _vector_width.applies(host_state, (3, 4), None)
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    assert not _vector_width.applies(host_state, (3, 4), None)
+
+
 @pytest.mark.parametrize(("flags", "want"), [("fpu sse2 avx2 avx512f avx512bw", True), ("fpu sse2 avx2 fma", False)])
 def test_host_has_avx512_reads_the_cpuinfo_flags(tmp_path, flags, want):
     cpuinfo = tmp_path / "cpuinfo"
