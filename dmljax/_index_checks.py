@@ -13,6 +13,44 @@ Where the values of an indices argument are known, `prepare_indices` decides wha
   the first bad index, on the device (`raise_out_of_range`).
 * **Traced indices** are not checked eagerly; `IndexMode.CHECKED` adds a checkify check
   (`checkify_in_bounds`).
+
+Measured for eager calls (issue #12; ``python -m dmljax --only eager``: the default-mode call
+on concrete device arrays against the same call inside `jax.jit`; float32 ``(rows, 1024)``,
+int32 indices; a shared 2-core x86-64 KVM guest, XLA CPU, jax 0.10.2, medians of 9 rounds,
++-10-20% between runs):
+
+* **A program of its own, not fused.** The min/max used to run in the operator's program.
+  That changed XLA CPU's fusion of the operator: gather along axis 1 then wrote its output
+  transposed and copied it after, 5.3-5.9x the jitted call at 1 MiB, 7.1-7.5x at 16 MiB,
+  12.7x at 256 MiB. An `lax.optimization_barrier` between the operator and the reduction
+  did not prevent it (8.2x at 16 MiB). With `index_range` apart, the operator's program is
+  the jitted one: gather axis 1 1.01-1.09x at 16 MiB. At 1 MiB fusing saved one dispatch
+  and one wait where the layout survived: gather_elements axis 1 1.53-1.58x fused against
+  1.48-1.66x apart, scatter 1.24-1.35x against 1.38-1.58x (gather axis 0: 2.0-2.1x fused,
+  1.44-1.65x apart); from 16 MiB on no difference beyond the noise.
+* **Order.** Check first (async dispatch queues the operator behind it), the operator first
+  (1 and 16 MiB), waiting for the check before dispatching the operator, or the operator
+  taking the check's result as an unused argument (16 MiB): all within 0.05x of each other.
+  Check first keeps a GPU's stream busy while the host reads the two scalars.
+* **Two stages.** A variadic min/max per row, then across the rows, runs in parallel over
+  the rows: 0.26-0.41 ms against 0.43-0.90 ms in one stage for 2^22 int32 indices (equal
+  when the other core is busy), but 2x slower at 2^18 (0.11 against 0.05 ms) and with rows
+  of 2 (1.9x): hence `_TWO_STAGE_SIZE` and `_TWO_STAGE_ROW`. Rejected: columns first (20 ms),
+  blocks of rows (8-9 ms), ``jnp.min`` and ``jnp.max`` (3.5-3.9 ms: XLA CPU's plain
+  reductions are slower than the variadic one), an element-wise tree over 8 slices (as one
+  stage). On other platforms one stage, as before (`lax.platform_dependent`).
+* **What is left.** The check reads the indices once more: gather_elements along axis 1
+  (indices as large as the data) 1.08-1.25x at 16 MiB and 1.16x at 256 MiB (fused: 1.31-1.34x
+  and 1.08x), scatter 1.04-1.14x and 0.86-1.09x, gather axis 0 1.16-1.24x and 0.97-1.02x; the
+  rest 1.01-1.14x. At 1 MiB (1.25-1.66x) fixed costs dominate: XLA CPU runs a program of up
+  to ~256 elements inline (check: 8 us dispatch, 1 us wait), a larger one on a worker thread
+  (13 us dispatch, ~47 us until the waiting thread wakes), against operators of 0.07-0.4 ms;
+  the Python validation costs ~7 us.
+* **Rejected: checking small CPU indices on the host.** A NumPy view of a single CPU
+  device's buffer costs 1.5 us (no copy) and min/max 3 us for 2^12 values, 37 us for 2^18,
+  but the calls were no faster (within 0.05x at 1 and 16 MiB, 5 cases, 2 runs): on 2 cores
+  the host's work competes with the operator's 2 threads. Reading the scalars:
+  ``np.asarray`` 21 us (with a tiny check), ``.tolist()`` 42, ``jax.device_get`` 64.
 """
 
 from __future__ import annotations
@@ -134,6 +172,12 @@ def _index_range(indices: jax.Array) -> jax.Array:
     One variadic reduction (min and max in one pass: on XLA CPU 4-5x faster than ``jnp.min``
     and ``jnp.max``). On XLA CPU, large indices (`_TWO_STAGE_SIZE`) reduce in two stages:
     along the last axis first (in parallel over the rows), then across the rows.
+
+    Examples:
+      >>> index_range(jnp.array([[3, -2], [0, 7]]))
+      Array([-2,  7], dtype=int32)
+      >>> index_range(jnp.zeros((0,), jnp.uint32))
+      Array([4294967295,          0], dtype=uint32)
     """
     if indices.size >= _TWO_STAGE_SIZE and indices.ndim >= 2 and indices.shape[-1] >= _TWO_STAGE_ROW:
         found = lax.platform_dependent(indices, cpu=_two_stage, default=_one_stage)
