@@ -7,11 +7,52 @@ Where the values of an indices argument are known, `prepare_indices` decides wha
   range are mapped on the host to uint32 positions that mean the same (`narrow_on_host`)
   before JAX would truncate them.
 * **Concrete JAX arrays** (sharded ones too, across processes) are never copied to the host:
-  the operator runs fused with a min/max of the indices (`with_index_range`), two scalars
-  that every process can read, and only a failing call locates the first bad index, on
-  the device (`raise_out_of_range`).
+  a small jitted program (`index_range`) reduces the indices to their min and max, two
+  replicated scalars that every process can read; it is dispatched before the operator's
+  own program, which is the very program a jitted call runs. Only a failing call locates
+  the first bad index, on the device (`raise_out_of_range`).
 * **Traced indices** are not checked eagerly; `IndexMode.CHECKED` adds a checkify check
   (`checkify_in_bounds`).
+
+Measured for eager calls (issue #12; ``python -m dmljax --only eager``: the default-mode call
+on concrete device arrays against the same call inside `jax.jit`; float32 ``(rows, 1024)``,
+int32 indices; a shared 2-core x86-64 KVM guest, XLA CPU, jax 0.10.2, medians of 9 rounds,
++-10-20% between runs):
+
+* **A program of its own, not fused.** The min/max used to run in the operator's program.
+  That changed XLA CPU's fusion of the operator: gather along axis 1 then wrote its output
+  transposed and copied it after, 5.3-5.9x the jitted call at 1 MiB, 7.1-7.5x at 16 MiB,
+  12.7x at 256 MiB. An `lax.optimization_barrier` between the operator and the reduction
+  did not prevent it (8.2x at 16 MiB). With `index_range` apart, the operator's program is
+  the jitted one: gather axis 1 1.01-1.09x at 16 MiB. At 1 MiB fusing saved one dispatch
+  and one wait where the layout survived: gather_elements axis 1 1.53-1.58x fused against
+  1.48-1.66x apart, scatter 1.24-1.35x against 1.38-1.58x (gather axis 0: 2.0-2.1x fused,
+  1.44-1.65x apart); from 16 MiB on no difference beyond the noise.
+* **Order.** Check first (async dispatch queues the operator behind it), the operator first
+  (1 and 16 MiB), waiting for the check before dispatching the operator, or the operator
+  taking the check's result as an unused argument (16 MiB): all within 0.05x of each other;
+  waiting for the operator's result before reading the scalars (one wait instead of two) was
+  0.0-0.1x slower at 1 MiB. Check first keeps a GPU's stream busy while the host reads the
+  two scalars.
+* **Two stages.** A variadic min/max per row, then across the rows, runs in parallel over
+  the rows: 0.26-0.41 ms against 0.43-0.90 ms in one stage for 2^22 int32 indices (equal
+  when the other core is busy), but 2x slower at 2^18 (0.11 against 0.05 ms) and with rows
+  of 2 (1.9x): hence `_TWO_STAGE_SIZE` and `_TWO_STAGE_ROW`. Rejected: columns first (20 ms),
+  blocks of rows (8-9 ms), ``jnp.min`` and ``jnp.max`` (3.5-3.9 ms: XLA CPU's plain
+  reductions are slower than the variadic one), an element-wise tree over 8 slices (as one
+  stage). On other platforms one stage, as before (`lax.platform_dependent`).
+* **What is left.** The check reads the indices once more: gather_elements along axis 1
+  (indices as large as the data) 1.08-1.25x at 16 MiB and 1.16x at 256 MiB (fused: 1.31-1.34x
+  and 1.08x), scatter 1.04-1.14x and 0.86-1.09x, gather axis 0 1.16-1.24x and 0.97-1.02x; the
+  rest 1.01-1.14x. At 1 MiB (1.25-1.66x) fixed costs dominate: XLA CPU runs a program of up
+  to ~256 elements inline (check: 8 us dispatch, 1 us wait), a larger one on a worker thread
+  (13 us dispatch, ~47 us until the waiting thread wakes), against operators of 0.07-0.4 ms;
+  the Python validation costs ~7 us.
+* **Rejected: checking small CPU indices on the host.** A NumPy view of a single CPU
+  device's buffer costs 1.5 us (no copy) and min/max 3 us for 2^12 values, 37 us for 2^18,
+  but the calls were no faster (within 0.05x at 1 and 16 MiB, 5 cases, 2 runs): on 2 cores
+  the host's work competes with the operator's 2 threads. Reading the scalars:
+  ``np.asarray`` 21 us (with a tiny check), ``.tolist()`` 42, ``jax.device_get`` 64.
 """
 
 from __future__ import annotations
@@ -33,10 +74,10 @@ __all__ = [
     "call_checked",
     "check_host",
     "checkify_in_bounds",
+    "index_range",
     "narrow_on_host",
     "prepare_indices",
     "raise_out_of_range",
-    "with_index_range",
 ]
 
 
@@ -47,7 +88,7 @@ def prepare_indices(
 
     Host values are checked now (``policy.eager_check``) and narrowed exactly; concrete JAX
     arrays that need a check return ``True``: the caller runs its array function through
-    `with_index_range` and then `raise_out_of_range`.
+    `call_checked`.
     """
     if isinstance(indices, np.ndarray):
         if policy.eager_check:
@@ -130,38 +171,51 @@ def narrow_on_host(values: np.ndarray, axis_size: int, mode: IndexMode) -> np.nd
 def _index_range(indices: jax.Array) -> jax.Array:
     """``[min, max]`` of the indices in their own type (identity values when empty).
 
-    One variadic reduction, one pass: on XLA CPU 4-5x faster than ``jnp.min`` and ``jnp.max``
-    (measured: 5 ms against 25 ms for 2^22 int32 indices).
+    One variadic reduction (min and max in one pass: on XLA CPU 4-5x faster than ``jnp.min``
+    and ``jnp.max``). On XLA CPU, large indices (`_TWO_STAGE_SIZE`) reduce in two stages:
+    along the last axis first (in parallel over the rows), then across the rows.
+
+    Examples:
+      >>> index_range(jnp.array([[3, -2], [0, 7]]))
+      Array([-2,  7], dtype=int32)
+      >>> index_range(jnp.zeros((0,), jnp.uint32))
+      Array([4294967295,          0], dtype=uint32)
     """
-    dtype = np.dtype(indices.dtype)
+    if indices.size >= _TWO_STAGE_SIZE and indices.ndim >= 2 and indices.shape[-1] >= _TWO_STAGE_ROW:
+        found = lax.platform_dependent(indices, cpu=_two_stage, default=_one_stage)
+    else:
+        found = _one_stage(indices)
+    return jnp.stack(found)
+
+
+# Two stages on XLA CPU from 2^21 indices with rows of at least 16 (see the module doc).
+_TWO_STAGE_SIZE = 2**21
+_TWO_STAGE_ROW = 16
+
+
+def _min_max(low: jax.Array, high: jax.Array, dims: tuple[int, ...]) -> tuple[jax.Array, jax.Array]:
+    dtype = np.dtype(low.dtype)
     info = np.iinfo(dtype)
-    low, high = lax.reduce(
-        (indices, indices),
-        (np.asarray(info.max, dtype), np.asarray(info.min, dtype)),
-        lambda a, b: (lax.min(a[0], b[0]), lax.max(a[1], b[1])),
-        tuple(range(indices.ndim)),
-    )
-    return jnp.stack([low, high])
+    init = (np.asarray(info.max, dtype), np.asarray(info.min, dtype))
+    return lax.reduce((low, high), init, lambda a, b: (lax.min(a[0], b[0]), lax.max(a[1], b[1])), dims)
 
 
-@functools.cache
-def with_index_range(impl: Callable[..., jax.Array]) -> Callable[..., tuple[jax.Array, jax.Array]]:
-    """``impl(*args, **static)`` jitted together with the ``[min, max]`` of ``args[1]`` (the indices).
-
-    One dispatch, one program: the indices are read once more in the same program, and
-    the two scalars are replicated, so sharded indices are never gathered to one host.
-    """
-
-    def run(*args: jax.Array, **static: Any) -> tuple[jax.Array, jax.Array]:
-        return impl(*args, **static), _index_range(args[1])
-
-    return jax.jit(run, static_argnames=("axis", "mode", "checked"))
+def _one_stage(indices: jax.Array) -> tuple[jax.Array, jax.Array]:
+    return _min_max(indices, indices, tuple(range(indices.ndim)))
 
 
-def raise_out_of_range(op: str, indices: jax.Array, index_range: jax.Array, axis_size: int, axis: int) -> None:
-    """Raise `IndexError` naming the first bad index if ``index_range`` (``[min, max]``) leaves the axis."""
+def _two_stage(indices: jax.Array) -> tuple[jax.Array, jax.Array]:
+    rows = _min_max(indices, indices, (indices.ndim - 1,))
+    return _min_max(*rows, tuple(range(indices.ndim - 1)))
+
+
+index_range = jax.jit(_index_range)
+
+
+def raise_out_of_range(op: str, indices: jax.Array, found: jax.Array, axis_size: int, axis: int) -> None:
+    """Raise `IndexError` naming the first bad index if ``found`` (``[min, max]``) leaves the axis."""
     low, high = _bounds(np.dtype(indices.dtype), axis_size)
-    found_low, found_high = np.asarray(index_range).tolist()  # two replicated scalars
+    found_low, found_high = np.asarray(found).tolist()  # two replicated scalars
     if found_low >= low and found_high <= high:
         return
     position, value = (np.asarray(v).item() for v in _first_bad(indices, low, high))
@@ -200,9 +254,11 @@ def call_checked(op: str, impl: Callable[..., jax.Array], args: tuple, due: bool
     """``impl(*args, **static)``; if a device range check is ``due``, check ``args[1]`` (the indices)
     against axis ``static["axis"]`` of ``args[0]``.
 
-    With every argument concrete, the check runs in the operator's own program
-    (`with_index_range`); if another argument is traced (concrete indices closed over under
-    `jax.jit`), a separate jitted min/max runs first.
+    The check is its own small program (`index_range`), dispatched before the operator's:
+    the operator's program is the one a jitted call runs, queued while the check runs, and
+    its result is returned only once the two scalars the check reads are in range. If
+    another argument is traced (concrete indices closed over under `jax.jit`), the check
+    runs at trace time.
     """
     if not due:
         return impl(*args, **static)
@@ -210,11 +266,9 @@ def call_checked(op: str, impl: Callable[..., jax.Array], args: tuple, due: bool
     axis_size = args[0].shape[axis]
     if any(isinstance(a, jax.core.Tracer) for a in args):
         with jax.ensure_compile_time_eval():  # concrete indices under a trace: check them now
-            raise_out_of_range(op, indices, _index_range_jit(indices), axis_size, axis)
+            raise_out_of_range(op, indices, index_range(indices), axis_size, axis)
         return impl(*args, **static)
-    out, index_range = with_index_range(impl)(*args, **static)
-    raise_out_of_range(op, indices, index_range, axis_size, axis)
+    found = index_range(indices)
+    out = impl(*args, **static)
+    raise_out_of_range(op, indices, found, axis_size, axis)
     return out
-
-
-_index_range_jit = jax.jit(_index_range)

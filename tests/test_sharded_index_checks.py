@@ -2,7 +2,8 @@
 
 The default ``mode=None`` checks concrete indices. On sharded arrays the check must work when
 the indices span devices of other processes, and must never copy the whole array to one host:
-it is a min/max in the operator's own program, two replicated scalars every process reads.
+it is a min/max program of its own (two stages for 2^21 indices and more), two replicated
+scalars every process reads, dispatched before the operator's program.
 """
 
 import json
@@ -47,7 +48,18 @@ OPERATORS = textwrap.dedent(
     _array.ArrayImpl._value = property(lambda self: fetched.append(self.size) or _fetch(self))
     gathered = dmljax.gather_elements(data, indices, axis=1)
     scattered = dmljax.scatter(data, spread(index[:, :1]), spread(updates[:, :1]), axis=1)
+    # 2^21 indices: the check reduces each row first, then across rows (XLA CPU, large indices).
+    big_rows = 2048
+    def spread_big(a):
+        per = big_rows // jax.process_count()
+        return jax.make_array_from_process_local_data(sharding, a[PID * per : (PID + 1) * per], a.shape)
+    big_index = np.tile(np.arange(1024, dtype=np.int32)[::-1], (big_rows, 1))
+    big_x = np.arange(big_rows * 1024, dtype=np.float32).reshape(big_rows, 1024)
+    big_data = spread_big(big_x)
+    big_gathered = dmljax.gather_elements(big_data, spread_big(big_index), axis=1)
     result["largest_fetch"] = max(fetched, default=0)
+    big_expected = np.take_along_axis(big_x, big_index, 1)
+    result["big"] = all(np.array_equal(s.data, big_expected[s.index]) for s in big_gathered.addressable_shards)
     expected = np.take_along_axis(x, index, 1)
     scatter_expected = x.copy()
     scatter_expected[np.arange(rows), index[:, 0]] = updates[:, 0]
@@ -66,6 +78,13 @@ OPERATORS = textwrap.dedent(
             result["errors"].append(None)
         except IndexError as error:
             result["errors"].append(str(error))
+    big_index[1500, 1000] = 1024
+    big_index[2000, 3] = -1025
+    try:
+        dmljax.gather_elements(big_data, spread_big(big_index), axis=1)
+        result["big_error"] = None
+    except IndexError as error:
+        result["big_error"] = str(error)
     print(json.dumps(result))
     """
 )
@@ -74,7 +93,11 @@ OPERATORS = textwrap.dedent(
 def _check(result: dict, rows: int) -> None:
     assert result["devices"] == 8
     assert result["largest_fetch"] <= 2  # [min, max] of the indices, never the indices
-    assert result["gather_elements"] and result["scatter"]
+    assert result["gather_elements"] and result["scatter"] and result["big"]
+    assert result["big_error"] == (
+        "gather_elements: index 1024 is out of bounds for axis 1 with size 1024 "
+        "(indices[1500, 1000]; valid range [-1024, 1023])."
+    )
     for op, message in zip(("gather_elements", "scatter"), result["errors"], strict=True):
         assert message == (
             f"{op}: index 9 is out of bounds for axis 1 with size 8 (indices[{rows - 3}, 5]; valid range [-8, 7])."

@@ -36,6 +36,7 @@ GROUPS = {
     "random": "dmljax.bench.random",
     "prng": "dmljax.bench.prng",
     "compile_operator": "dmljax.bench.descriptors",
+    "eager": "dmljax.bench.eager",
 }
 DEFAULT_SIZES = "4K,1M,16M,256M"
 QUICK_SIZES = "4K,256K"
