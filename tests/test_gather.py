@@ -415,6 +415,16 @@ def test_long_axis_gather_elements_compiles_to_blocks_on_cpu():
     assert "conditional(" not in jax.jit(lambda x, i: dmljax.gather_elements(x, i, 0)).lower(*small).compile().as_text()
 
 
+def test_short_axis_gather_elements_of_16_mib_stays_one_plain_gather_on_cpu():
+    # An axis of 8 (channels): the plain gather streams; blocks cost 2.4x (compile_operator's NHWC case).
+    shape = (1, 8, 8192, 64)
+    spec = (jax.ShapeDtypeStruct(shape, jnp.float32), jax.ShapeDtypeStruct(shape, jnp.uint32))
+    assert not use_blocked(shape, 1, np.float32) and not use_blocked((16, 2**18), 0, np.float32)
+    assert use_blocked((32, 2**17), 0, np.float32)
+    text = jax.jit(lambda x, i: dmljax.gather_elements(x, i, 1)).lower(*spec).compile().as_text()
+    assert "conditional(" not in text and text.count(" gather(") == 1
+
+
 def test_long_axis_gather_elements_is_one_plain_gather_for_gpus():
     spec = (jax.ShapeDtypeStruct(_LONG, jnp.float32), jax.ShapeDtypeStruct(_LONG, jnp.int32))
     fn = jax.jit(lambda x, i: dmljax.gather_elements(x, i, 0))
