@@ -1,7 +1,7 @@
 """`compile_operator`: validate a descriptor, then adapt buffers to the array function.
 
 The flow of every compiled operator: each input buffer -> `read_tensor` through its
-descriptor -> the operator's one array function (`scatter`, `gather`, `gather_elements`,
+descriptor (`read_operand`: layout changes the operator fuses) -> the operator's one array function (`scatter`, `gather`, `gather_elements`,
 `slice1`, `random_generator`) -> `write_tensor` into a zero buffer of
 ``total_tensor_size_in_bytes // itemsize`` elements laid out by the output descriptor.
 No operator semantics live here.
@@ -28,7 +28,7 @@ from dmljax._operator_descs import (
 from dmljax._random import random_generator
 from dmljax._scatter import scatter
 from dmljax._slice import slice1
-from dmljax._strided import check_buffer, read_tensor, write_tensor
+from dmljax._strided import check_buffer, read_operand, write_tensor
 from dmljax._tensor_desc import TensorDesc
 from dmljax._validate_desc import validate_operator_desc
 
@@ -125,7 +125,7 @@ def _read(desc: Any, member: str, buffer: jax.typing.ArrayLike) -> jax.Array:
         rule = f"be a 1-D array of {tensor.dtype.name} (a flat buffer)"
         raise TypeError(str(fail(type(desc).__name__, _buffer_name(member), rule, buffer)))
     buffer = check_buffer(type(desc).__name__, _buffer_name(member), buffer, tensor)
-    return read_tensor(buffer, tensor)
+    return read_operand(buffer, tensor)  # the operator fuses the layout change (no tiles)
 
 
 def _write(tensor: TensorDesc, value: jax.Array) -> jax.Array:
