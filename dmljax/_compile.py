@@ -1,9 +1,10 @@
 """`compile_operator`: validate a descriptor, then adapt buffers to the array function.
 
 The flow of every compiled operator: each input buffer -> `read_tensor` through its
-descriptor (`read_operand`: layout changes the operator fuses) -> the operator's one array function (`scatter`, `gather`, `gather_elements`,
-`slice1`, `random_generator`) -> `write_tensor` into a zero buffer of
-``total_tensor_size_in_bytes // itemsize`` elements laid out by the output descriptor.
+descriptor (`read_operand`: layout changes the operator fuses) -> the operator's one array
+function (`scatter`, `gather`, `gather_elements`, `slice1`, `random_generator`) ->
+`write_tensor` into a zero buffer of ``total_tensor_size_in_bytes // itemsize`` elements
+laid out by the output descriptor.
 No operator semantics live here.
 """
 
