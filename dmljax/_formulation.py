@@ -15,6 +15,13 @@ dimensions local and all-gathers the data, the indices and the cotangent. So:
   dimensions, partitionable, what JAX's own transposes use) for every other platform, with
   `lax.platform_dependent`: only the chosen branch is compiled.
 * `flat_positions` builds the positions, generic in the index dtype (uint32 or uint64).
+
+Every CPU-specific formulation (these, `dmljax._transpose`, `dmljax._gather_blocked`) needs
+`one_device_shape`: a concrete shape in a process that sees one device. The tiled and
+blocked ones also keep two passes apart, which XLA CPU would fuse into one loop:
+`lax.optimization_barrier` is expanded away before fusion and a `lax.cond` on a constant is
+folded, but a `lax.cond` whose two branches are the same function, on `opaque_predicate`
+(a value XLA cannot know), holds (jax/jaxlib 0.10.2; their tests check the compiled HLO).
 """
 
 from __future__ import annotations
@@ -29,7 +36,16 @@ from jax import lax
 
 from dmljax._indices import IndexMode
 
-__all__ = ["FLAT_LIMIT", "clamped", "concrete", "cpu_or_plain", "flat_positions", "use_flat"]
+__all__ = [
+    "FLAT_LIMIT",
+    "clamped",
+    "concrete",
+    "cpu_or_plain",
+    "flat_positions",
+    "one_device_shape",
+    "opaque_predicate",
+    "use_flat",
+]
 
 # Flat positions are uint32, with ``prod(shape)`` itself as the out-of-range sentinel.
 FLAT_LIMIT = 2**32
@@ -38,6 +54,31 @@ FLAT_LIMIT = 2**32
 def concrete(shape: tuple) -> bool:
     """Whether every dimension of ``shape`` is a known integer (not symbolic, as in `jax.export`)."""
     return all(isinstance(d, int | np.integer) for d in shape)
+
+
+def one_device_shape(shape: tuple) -> bool:
+    """Whether a CPU-specific formulation may be traced for ``shape``: concrete, and one device.
+
+    With several devices a program may be partitioned (JAX's abstract values do not say how
+    at trace time), and these formulations merge axes or read one element.
+    """
+    return concrete(shape) and jax.device_count() == 1
+
+
+def opaque_predicate(x: jax.Array) -> jax.Array:
+    """A bool scalar XLA cannot fold: whether the low bit of ``x``'s first element is 0.
+
+    For a ``lax.cond`` whose two branches are the same function, so its value never matters
+    (see the module doc). ``x``: integer or floating, not empty.
+
+    Examples:
+      >>> opaque_predicate(jnp.array([1.0, 2.0])), opaque_predicate(jnp.array([3, 4], jnp.uint32))
+      (Array(True, dtype=bool), Array(False, dtype=bool))
+    """
+    first = lax.slice(x.reshape(-1), (0,), (1,))
+    if not jnp.issubdtype(first.dtype, jnp.unsignedinteger):
+        first = lax.bitcast_convert_type(first, jnp.dtype(f"uint{8 * first.dtype.itemsize}"))
+    return (first[0] & 1) == 0
 
 
 def use_flat(shape: tuple) -> bool:
@@ -49,9 +90,7 @@ def use_flat(shape: tuple) -> bool:
       >>> use_flat((12,)), use_flat((2**16, 2**16))
       (False, False)
     """
-    if len(shape) < 2 or not concrete(shape):
-        return False
-    return math.prod(shape) < FLAT_LIMIT and jax.device_count() == 1
+    return len(shape) >= 2 and one_device_shape(shape) and math.prod(shape) < FLAT_LIMIT
 
 
 def cpu_or_plain(flat: Callable, plain: Callable, *args: jax.Array) -> jax.Array:

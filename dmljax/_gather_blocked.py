@@ -55,7 +55,7 @@ import jax
 import numpy as np
 from jax import lax
 
-from dmljax._formulation import concrete
+from dmljax._formulation import one_device_shape, opaque_predicate
 
 __all__ = ["BLOCKED_MIN_BYTES", "MIN_AXIS", "blocked", "use_blocked"]
 
@@ -84,7 +84,7 @@ def use_blocked(shape: tuple, axis: int, dtype: jax.typing.DTypeLike, min_bytes:
       >>> use_blocked((1, 8, 8192, 64), 1, np.float32)  # 16 MiB, but an axis of 8: streams, no blocks
       False
     """
-    if not concrete(shape) or jax.device_count() != 1 or shape[axis] < MIN_AXIS:
+    if not one_device_shape(shape) or shape[axis] < MIN_AXIS:
         return False
     dtype = np.dtype(dtype)
     inner, block, itemsize = math.prod(shape[axis + 1 :]), _block(dtype), dtype.itemsize
@@ -111,7 +111,6 @@ def blocked(take: Callable[..., jax.Array], data: jax.Array, index: jax.Array, a
         i = i.reshape(outer, inner // block, count, block)
         return take(d, i, axis=2).reshape(outer, inner // block, count * block)
 
-    first = lax.slice(index.reshape(-1), (0,), (1,))[0]
-    pred = (first & 1) == 0
+    pred = opaque_predicate(index)
     out = lax.cond(pred, gather, gather, *lax.cond(pred, to_blocks, to_blocks, data, index))
     return out.reshape(outer, inner // block, count, block).transpose(0, 2, 1, 3).reshape(index.shape)

@@ -51,7 +51,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from dmljax._formulation import concrete
+from dmljax._formulation import one_device_shape, opaque_predicate
 
 __all__ = ["TWO_PASS_MIN_BYTES", "inner_axis_target", "transpose"]
 
@@ -94,7 +94,7 @@ def transpose(x: jax.Array, perm: tuple[int, ...]) -> jax.Array:
 
 def _tiles_apply(x: jax.Array, k: int) -> bool:
     dtype = x.dtype
-    if not concrete(x.shape) or jax.device_count() != 1 or dtype == jnp.bool_ or jnp.iscomplexobj(x):
+    if not one_device_shape(x.shape) or dtype == jnp.bool_ or jnp.iscomplexobj(x):
         return False
     tile = _LINE_BYTES // dtype.itemsize
     return x.shape[-1] > 1 and math.prod(x.shape[k:-1]) % tile == 0
@@ -131,9 +131,7 @@ def _tiled(x: jax.Array, k: int, min_bytes: int = TWO_PASS_MIN_BYTES) -> jax.Arr
         return v.reshape(outer, blocks, channels * tile)
 
     if x.size * x.dtype.itemsize >= min_bytes:
-        unsigned = jnp.dtype(f"uint{8 * x.dtype.itemsize}")
-        first = lax.bitcast_convert_type(lax.slice(x.reshape(-1), (0,), (1,)), unsigned)[0]
-        tiled = lax.cond((first & 1) == 0, tiles, tiles, x)
+        tiled = lax.cond(opaque_predicate(x), tiles, tiles, x)
     else:
         tiled = tiles(x)
     rows = tiled.reshape(outer, blocks, channels, tile).transpose(0, 2, 1, 3)
