@@ -176,8 +176,7 @@ def _uniform_fn(state, shape, dtype, minval, maxval, out_sharding=None):
     return u * (maxval - minval) + minval, next_state
 
 
-_uniform = jax.jit(_uniform_fn, static_argnums=(1, 2, 5))
-_uniform_wide = _vector_width.wide_jit(_uniform_fn, static_argnums=(1, 2, 5))
+_uniform, _uniform_wide = _vector_width.twin_jit(_uniform_fn, static_argnums=(1, 2, 5))
 
 
 def normal(
@@ -231,8 +230,7 @@ def _normal_fn(state, shape, dtype, mean, stddev, out_sharding=None):
     return z * stddev + mean, next_state
 
 
-_normal = jax.jit(_normal_fn, static_argnums=(1, 2, 5))
-_normal_wide = _vector_width.wide_jit(_normal_fn, static_argnums=(1, 2, 5))
+_normal, _normal_wide = _vector_width.twin_jit(_normal_fn, static_argnums=(1, 2, 5))
 
 
 def bernoulli(
@@ -326,8 +324,7 @@ def _dropout_fn(state, x, rate, out_sharding=None):
     return jnp.where(u >= rate, x * (1 / (1 - rate)), jnp.zeros((), x.dtype)), next_state
 
 
-_dropout = jax.jit(_dropout_fn, static_argnums=3)
-_dropout_wide = _vector_width.wide_jit(_dropout_fn, static_argnums=3)
+_dropout, _dropout_wide = _vector_width.twin_jit(_dropout_fn, static_argnums=3)
 
 
 def randint(
@@ -384,5 +381,4 @@ def _randint_fn(state, shape, minval, maxval, dtype, out_sharding=None):
     return lax.bitcast_convert_type(lax.rem(words, hi - lo) + lo, dtype), next_state
 
 
-_randint = jax.jit(_randint_fn, static_argnums=(1, 4, 5))
-_randint_wide = _vector_width.wide_jit(_randint_fn, static_argnums=(1, 4, 5))
+_randint, _randint_wide = _vector_width.twin_jit(_randint_fn, static_argnums=(1, 4, 5))

@@ -297,6 +297,5 @@ def _random_generator_fn(
     return bits, advance(state, _philox.num_blocks(math.prod(shape)))
 
 
-_random_generator = jax.jit(_random_generator_fn, static_argnums=(1, 2))
-# The twin compiled with 512-bit vectors: eager calls on AVX-512 CPUs (`_vector_width`).
-_random_generator_wide = _vector_width.wide_jit(_random_generator_fn, static_argnums=(1, 2))
+# The plain twin, and the one compiled with 512-bit vectors for eager calls on AVX-512 CPUs (`_vector_width`).
+_random_generator, _random_generator_wide = _vector_width.twin_jit(_random_generator_fn, static_argnums=(1, 2))

@@ -33,7 +33,7 @@ from typing import Any
 import jax
 from jax._src import core  # trace_state_clean: is this call the top level?
 
-__all__ = ["WIDE_VECTORS", "applies", "call", "host_has_avx512", "wide_jit"]
+__all__ = ["WIDE_VECTORS", "applies", "call", "host_has_avx512", "twin_jit", "wide_jit"]
 
 # XLA CPU's DebugOptions field xla_cpu_prefer_vector_width (bits): PERF_NOTES, second round.
 WIDE_VECTORS = {"xla_cpu_prefer_vector_width": 512}
@@ -77,6 +77,11 @@ def applies(*args: Any) -> bool:
 def wide_jit(fun: Callable[..., Any], **jit_kwargs: Any) -> Callable[..., Any]:
     """``jax.jit(fun, **jit_kwargs)`` compiled with `WIDE_VECTORS`: call it only where `applies` says so."""
     return jax.jit(fun, compiler_options=WIDE_VECTORS, **jit_kwargs)
+
+
+def twin_jit(fun: Callable[..., Any], **jit_kwargs: Any) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """The two jitted twins of ``fun``, plain and `wide_jit`, with the same ``jit_kwargs``: for `call`."""
+    return jax.jit(fun, **jit_kwargs), wide_jit(fun, **jit_kwargs)
 
 
 def call(plain: Callable[..., Any], wide: Callable[..., Any], *args: Any) -> Any:
