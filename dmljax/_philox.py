@@ -13,7 +13,7 @@ them in place with a select on ``n % 4``, which vectorises (a ``stack(...).resha
 a transpose does not). Every counter comes from `lax.broadcasted_iota`, so XLA's SPMD
 partitioner gives each device the blocks of its own slice with no communication.
 
-The output is generated in its own shape, row by row (`rows`, `tile`): each row knows the
+On the CPU, the output is generated in its own shape, row by row (`rows`, `tile`): each row knows the
 stream index of its first value from a counter per axis. A row that starts on a block
 boundary computes its ``ceil(C / 4)`` blocks; one that starts inside a block (a last axis
 that is not a multiple of 4) computes one block more, and `_shifted_interleave` gives each
@@ -36,7 +36,20 @@ nothing on this AVX2 host (0.48-0.54x with and without it, same runs); `jax.jit`
 with it for their own eager calls on AVX-512 CPUs (`_vector_width`), and users pass it
 to their outermost `jit` (README, Performance).
 
-Measured and rejected (jax 0.10.2, 2 cores): a
+**Off the CPU** (`lax.platform_dependent`) every element computes its own block and keeps
+its word (`_per_element`, peak memory 1x the output), and a whole output on one device is
+one flat row of elements, reshaped (`_flat`). Measured on an H100 (jax 0.11.2, CUDA,
+medians of 7 pipelined repetitions), time / JAX's ``philox4x32`` bits, at 2^22 and 2^26
+words, (4096, 1024), (4096, 1023) and (65536, 1023): the reduce layout above 6.6, 13.4, 7.8,
+7.5 and 13.9 (peak memory 2.25-2.76x); one element per block computation, flat 1.26 and
+0.59 (1x memory); in rows of 1023 1.34 and 1.45 (rows that are not a multiple of 4 do not
+vectorise: hence one flat row). Rejected there: the words computed once per block and
+interleaved by ``stack(...).reshape`` (1.29-1.87, memory 2x; an optimization barrier changes
+nothing); a block per uint64 pair bitcast to uint32 (0.61 at 2^26, 1.02-1.51 at 16 MiB,
+and it needs uint64 values, i.e. x64, in the trace); a Pallas Triton kernel (no ``mulhi``
+lowering in jax 0.11.2).
+
+Measured and rejected on the CPU (jax 0.10.2, 2 cores): a
 phased layout that computes 1/K of the blocks at a time and writes them with a
 dynamic-update-slice along an unsharded phase axis reaches 1.16x the output at K = 8 and
 stays shard-local, but only inside a `lax.fori_loop`, whose fusions XLA CPU runs on one
@@ -82,6 +95,7 @@ from jax.interpreters import ad, batching, mlir
 from jaxlib.mlir.dialects import stablehlo
 
 from dmljax._errors import fail
+from dmljax._formulation import one_device_shape
 
 __all__ = ["philox4x32_10", "add_128", "block_planes", "interleave", "num_blocks", "rows", "stream", "tile"]
 
@@ -318,8 +332,9 @@ def rows(
 
     ``per_block`` maps the four words of a block to its ``v`` values in stream order
     (the words themselves by default, ``v = 4``), so value ``n`` is value ``n % v`` of
-    block ``counter + n // v``. Each row computes the ``ceil(length / v)`` blocks it
-    starts in (one more when it starts inside a block), never another row's.
+    block ``counter + n // v``. On XLA CPU each row computes the ``ceil(length / v)``
+    blocks it starts in (one more when it starts inside a block), never another row's;
+    elsewhere each element computes its block (module docstring).
 
     Args:
       counter, key: the state's counter words and key words.
@@ -332,6 +347,13 @@ def rows(
     Returns:
       Array of shape ``first.shape + (length,)``.
     """
+    blocks = functools.partial(_rows_of_blocks, length=length, per_block=per_block, aligned=aligned)
+    elements = functools.partial(_per_element, length=length, per_block=per_block)
+    return lax.platform_dependent(counter, key, first, cpu=blocks, default=elements)
+
+
+def _rows_of_blocks(counter: Words, key: Words, first: jax.Array, length: int, per_block: PerBlock, aligned: bool):
+    """`rows` on XLA CPU: each row's blocks computed once (in a reduce) and interleaved."""
     lead = first.shape
     v = values_per_block(per_block)
     if not aligned and isinstance(length, int) and length < SHORT_ROW:
@@ -425,7 +447,21 @@ def stream(counter: Words, key: Words, shape: Sequence[int], per_block: PerBlock
     the output's leading axes, so a sharding of those stays shard-local.
     """
     shape = tuple(shape)
+    if len(shape) > 1 and one_device_shape(shape):  # off the CPU: one flat run of elements (`_flat`)
+        flat = functools.partial(_flat, shape=shape, per_block=per_block)
+        whole = functools.partial(tile, shape=shape, tile_shape=shape, offsets=(0,) * len(shape), per_block=per_block)
+        return lax.platform_dependent(counter, key, cpu=whole, default=flat)
     return tile(counter, key, shape, shape, (0,) * len(shape), per_block)
+
+
+def _flat(counter: Words, key: Words, shape: tuple[int, ...], per_block: PerBlock) -> jax.Array:
+    """The whole stream of ``shape`` as one row of ``prod(shape)`` elements, each computing its block, reshaped.
+
+    Off the CPU, rows whose length is not a multiple of the GPU's vector width (1023) ran
+    2.4x slower than the same elements in one row (module docstring).
+    """
+    zero = jnp.zeros((), jnp.uint32)
+    return _per_element(counter, key, zero, math.prod(shape), per_block).reshape(shape)
 
 
 def num_blocks(n_elements: int) -> int:
