@@ -35,7 +35,14 @@ MiB, 64 elements 0.41-0.57, 32 elements 0.39-0.51. Hence 128-byte blocks, from
 `BLOCKED_MIN_BYTES` of data on. The issue's earlier ``(C/32, R, 32)`` prototype as separate
 programs ran 203-213 vs 287 ms; in one program without a conditional it is the fused loop.
 
-Used on XLA CPU only (`lax.platform_dependent`; elsewhere the plain gather), with one
+**Off the CPU** the blocks serve the gradient only: on an H100 (jax 0.11.2) XLA GPU's
+scatter-add in column blocks, with plain transposes around it (no conditionals), runs the
+backward pass of float32 ``(65536, 1024)`` along axis 0 in 1.16 ms against 4.71 ms
+(0.25x; 0.36x at 64 MiB, 0.73x at 32 MiB, 1.13x at 16 MiB: `GPU_MIN_BYTES`), while the
+blocked forward gather takes the plain one's time. Its additions land in another order than
+the plain scatter-add's, as XLA GPU's atomic scatter-add orders them anyway.
+
+On XLA CPU (`lax.platform_dependent`; elsewhere the plain gather), with one
 device (the predicate reads an index), for concrete shapes whose ``axis`` has at least
 `MIN_AXIS` entries and whose axes after ``axis`` hold at least two whole blocks. Along a
 short axis the plain gather's reads are a few sequential streams and blocks only add their
@@ -57,10 +64,15 @@ from jax import lax
 
 from dmljax._formulation import one_device_shape, opaque_predicate
 
-__all__ = ["BLOCKED_MIN_BYTES", "MIN_AXIS", "blocked", "use_blocked"]
+__all__ = ["BLOCKED_MIN_BYTES", "GPU_MIN_BYTES", "MIN_AXIS", "blocked", "use_blocked"]
 
 # Smallest ``data`` (bytes) gathered in blocks: 0.70-0.72x at 16 MiB, 1.32x at 8 MiB.
 BLOCKED_MIN_BYTES = 2**24
+# Off the CPU, the smallest ``data`` whose gradient (the scatter-add) runs in blocks. H100,
+# float32 (rows, 1024) along axis 0, backward time blocked / plain: 1.13 at 16 MiB, 0.73 at
+# 32, 0.36 at 64, 0.28 at 128, 0.25 at 256 MiB; the forward gather the same time either way
+# (0.99-1.00 from 32 MiB on), so it stays plain.
+GPU_MIN_BYTES = 2**25
 # Shortest axis gathered in blocks. Along a short axis the plain gather reads a few streams
 # that the prefetcher follows: float32, 32 MiB of data as (R, 8 Mi / R), blocked / plain time:
 # 5.45 at R = 4, 1.78 at R = 8, 1.26 at R = 16, 0.49 at R = 32, 0.38-0.52 at R = 128-2048.
@@ -91,11 +103,15 @@ def use_blocked(shape: tuple, axis: int, dtype: jax.typing.DTypeLike, min_bytes:
     return inner % block == 0 and inner >= 2 * block and math.prod(shape) * itemsize >= min_bytes
 
 
-def blocked(take: Callable[..., jax.Array], data: jax.Array, index: jax.Array, axis: int) -> jax.Array:
-    """``take(data, index, axis=axis)`` computed in column blocks inside a conditional (module doc).
+def blocked(
+    take: Callable[..., jax.Array], data: jax.Array, index: jax.Array, axis: int, *, apart: bool = True
+) -> jax.Array:
+    """``take(data, index, axis=axis)`` computed in column blocks (module doc).
 
     ``take`` is the element-wise gather (any rank, any ``axis``); ``index`` holds normalised
-    unsigned indices of ``data``'s shape except along ``axis``.
+    unsigned indices of ``data``'s shape except along ``axis``. ``apart``: the blocks are
+    written and gathered inside two conditionals (XLA CPU); otherwise plain transposes
+    (XLA GPU, `GPU_MIN_BYTES`).
     """
     outer, rows, inner = math.prod(data.shape[:axis]), data.shape[axis], math.prod(data.shape[axis + 1 :])
     block = _block(data.dtype)
@@ -111,6 +127,9 @@ def blocked(take: Callable[..., jax.Array], data: jax.Array, index: jax.Array, a
         i = i.reshape(outer, inner // block, count, block)
         return take(d, i, axis=2).reshape(outer, inner // block, count * block)
 
-    pred = opaque_predicate(index)
-    out = lax.cond(pred, gather, gather, *lax.cond(pred, to_blocks, to_blocks, data, index))
+    if apart:
+        pred = opaque_predicate(index)
+        out = lax.cond(pred, gather, gather, *lax.cond(pred, to_blocks, to_blocks, data, index))
+    else:
+        out = gather(*to_blocks(data, index))
     return out.reshape(outer, inner // block, count, block).transpose(0, 2, 1, 3).reshape(index.shape)

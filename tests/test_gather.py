@@ -452,16 +452,17 @@ def test_long_axis_gather_elements_bits_and_gradient(mode):
     np.testing.assert_array_equal(grad(data, index), expected_grad)
 
 
+@pytest.mark.parametrize("apart", [True, False], ids=["conditionals", "plain transposes"])
 @pytest.mark.parametrize("dtype", ["float16", "int8", "bool", "float32", "uint32"])
 @pytest.mark.parametrize(("shape", "axis", "count"), [((3, 40, 2, 64), 1, 25), ((50, 256), 0, 70)])
-def test_blocked_gather_matches_the_plain_gather(dtype, shape, axis, count):
+def test_blocked_gather_matches_the_plain_gather(dtype, shape, axis, count, apart):
     # The blocked formulation called directly on small arrays, any rank, axis, type and index count.
     rng = np.random.default_rng(3)
     data = random_data(rng, shape, dtype)
     index_shape = shape[:axis] + (count,) + shape[axis + 1 :]
     index = jnp.asarray(rng.integers(0, shape[axis], index_shape, dtype=np.uint32))
     take = functools.partial(_gather_elements_lax, mode=IndexMode.PROMISE_IN_BOUNDS)
-    out = jax.jit(lambda d, i: blocked(take, d, i, axis))(data, index)
+    out = jax.jit(lambda d, i: blocked(take, d, i, axis, apart=apart))(data, index)
     np.testing.assert_array_equal(out, take(jnp.asarray(data), index, axis=axis))
     assert out.shape == index_shape
 
@@ -482,3 +483,32 @@ def test_blocked_tangent_transposes_to_the_flat_scatter_add_bit_for_bit(mode):
     (want,) = jax.linear_transpose(lambda d: flat(d, index), zeros)(cotangent)
     (got,) = jax.jit(jax.linear_transpose(lambda d: blocks(d, index), zeros))(cotangent)
     np.testing.assert_array_equal(np.asarray(got).view(np.uint32), np.asarray(want).view(np.uint32))
+
+
+@pytest.mark.parametrize("mode", [IndexMode.CLIP, IndexMode.FILL])
+def test_off_cpu_blocked_tangent_transposes_to_the_plain_scatter_add(mode):
+    # The gradient off the CPU: a scatter-add in column blocks between plain transposes. Small
+    # integer cotangents: the sums are exact in any order (XLA GPU's atomics choose one).
+    rng = np.random.default_rng(5)
+    shape = (300, 2, 64)
+    index = rng.integers(0, 37, shape, dtype=np.uint32)
+    if mode is IndexMode.FILL:
+        index = np.where(rng.random(shape) < 0.1, np.uint32(305), index)
+    index = jnp.asarray(index)
+    cotangent = jnp.asarray(rng.integers(-8, 9, shape).astype(np.float32))
+    zeros = jnp.zeros(shape, jnp.float32)
+    take = functools.partial(_gather_elements_lax, mode=mode)
+    (want,) = jax.linear_transpose(lambda d: take(d, index, axis=0), zeros)(cotangent)
+    blocks = functools.partial(blocked, take, axis=0, apart=False)
+    (got,) = jax.jit(jax.linear_transpose(lambda d: blocks(d, index), zeros))(cotangent)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize(("rows", "transposes"), [(4096, 0), (8192, 3)], ids=["16 MiB", "32 MiB"])
+def test_gpu_gradient_of_a_long_axis_runs_in_blocks_from_32_mib(rows, transposes):
+    # Exported for CUDA (lowered here without a GPU): from GPU_MIN_BYTES on, the cotangent, the
+    # indices and the result go through the block layout; below it, the plain scatter-add.
+    x, i = jax.ShapeDtypeStruct((rows, 1024), jnp.float32), jax.ShapeDtypeStruct((rows, 1024), jnp.int32)
+    grad = jax.jit(jax.grad(lambda x, i: dmljax.gather_elements(x, i, 0, mode="clip").sum()))
+    gpu = jax.export.export(grad, platforms=["cuda"])(x, i).mlir_module()
+    assert gpu.count("stablehlo.transpose") == transposes  # the CPU's conditionals hold 5
