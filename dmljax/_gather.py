@@ -22,7 +22,7 @@ from dmljax._dtypes import DataType
 from dmljax._errors import fail
 from dmljax._feature_levels import FeatureLevel
 from dmljax._formulation import cpu_or_plain, use_flat
-from dmljax._gather_blocked import GPU_MIN_BYTES, blocked, use_blocked
+from dmljax._gather_blocked import GPU_FORWARD_MIN_BYTES, GPU_MIN_BYTES, blocked, use_blocked
 from dmljax._gather_grad import flat_tangent, linear_in_data, rows_tangent, use_rows
 from dmljax._index_checks import call_checked, checkify_in_bounds, prepare_indices
 from dmljax._indices import (
@@ -207,11 +207,13 @@ def _gather_elements_impl(
         flat = functools.partial(flat_tangent, axis=axis, mode=mode)
         forward, tangent = take, take
         lax_take = functools.partial(_gather_elements_lax, mode=mode)
+        blocks = functools.partial(blocked, lax_take, axis=axis)
         if use_blocked(data.shape, axis, data.dtype):  # both passes in column blocks (2x faster)
-            forward = functools.partial(cpu_or_plain, functools.partial(blocked, lax_take, axis=axis), take)
+            forward_off_cpu = blocks if use_blocked(data.shape, axis, data.dtype, GPU_FORWARD_MIN_BYTES) else take
+            forward = functools.partial(cpu_or_plain, blocks, forward_off_cpu)
             flat = functools.partial(blocked, functools.partial(flat_tangent, mode=mode), axis=axis)
         if use_blocked(data.shape, axis, data.dtype, GPU_MIN_BYTES):  # off the CPU: the gradient (4x)
-            tangent = functools.partial(blocked, lax_take, axis=axis, apart=False)
+            tangent = functools.partial(blocks, apart=False)
         take = linear_in_data(forward, functools.partial(cpu_or_plain, flat, tangent))
     return take(data, index)
 

@@ -35,12 +35,15 @@ MiB, 64 elements 0.41-0.57, 32 elements 0.39-0.51. Hence 128-byte blocks, from
 `BLOCKED_MIN_BYTES` of data on. The issue's earlier ``(C/32, R, 32)`` prototype as separate
 programs ran 203-213 vs 287 ms; in one program without a conditional it is the fused loop.
 
-**Off the CPU** the blocks serve the gradient only: on an H100 (jax 0.11.2) XLA GPU's
-scatter-add in column blocks, with plain transposes around it (no conditionals), runs the
-backward pass of float32 ``(65536, 1024)`` along axis 0 in 1.16 ms against 4.71 ms
-(0.25x; 0.36x at 64 MiB, 0.73x at 32 MiB, 1.13x at 16 MiB: `GPU_MIN_BYTES`), while the
-blocked forward gather takes the plain one's time. Its additions land in another order than
-the plain scatter-add's, as XLA GPU's atomic scatter-add orders them anyway.
+**Off the CPU** (an H100, jax 0.11.2, float32 ``(65536, 1024)`` along axis 0, medians of 7
+pipelined repetitions): the gradient's scatter-add in column blocks between plain
+transposes (no conditionals) takes 1.17 ms against 4.71 ms (0.25x; 0.36x at 64 MiB, 0.73x
+at 32 MiB, 1.13x at 16 MiB: `GPU_MIN_BYTES`); its additions land in another order than
+the plain scatter-add's, as XLA GPU's atomic scatter-add orders them anyway. The forward
+gather with plain transposes takes the plain gather's time (XLA fuses them back), but in
+the conditionals, as on the CPU, 1.22 ms against 2.19 (0.56x; 0.64x at 128 MiB, 0.86x at
+64 MiB, 1.52x at 32 MiB: `GPU_FORWARD_MIN_BYTES`); the gradient in the conditionals took
+1.72 ms.
 
 On XLA CPU (`lax.platform_dependent`; elsewhere the plain gather), with one
 device (the predicate reads an index), for concrete shapes whose ``axis`` has at least
@@ -64,15 +67,18 @@ from jax import lax
 
 from dmljax._formulation import one_device_shape, opaque_predicate
 
-__all__ = ["BLOCKED_MIN_BYTES", "GPU_MIN_BYTES", "MIN_AXIS", "blocked", "use_blocked"]
+__all__ = ["BLOCKED_MIN_BYTES", "GPU_FORWARD_MIN_BYTES", "GPU_MIN_BYTES", "MIN_AXIS", "blocked", "use_blocked"]
 
 # Smallest ``data`` (bytes) gathered in blocks: 0.70-0.72x at 16 MiB, 1.32x at 8 MiB.
 BLOCKED_MIN_BYTES = 2**24
-# Off the CPU, the smallest ``data`` whose gradient (the scatter-add) runs in blocks. H100,
-# float32 (rows, 1024) along axis 0, backward time blocked / plain: 1.13 at 16 MiB, 0.73 at
-# 32, 0.36 at 64, 0.28 at 128, 0.25 at 256 MiB; the forward gather the same time either way
-# (0.99-1.00 from 32 MiB on), so it stays plain.
+# Off the CPU, the smallest ``data`` whose gradient (the scatter-add) runs in blocks between
+# plain transposes. H100, float32 (rows, 1024) along axis 0, backward time blocked / plain:
+# 1.13 at 16 MiB, 0.73 at 32, 0.36 at 64, 0.28 at 128, 0.25 at 256 MiB.
 GPU_MIN_BYTES = 2**25
+# Off the CPU, the smallest ``data`` whose forward gather runs in blocks, inside the two
+# conditionals (with plain transposes it takes the plain gather's time, 0.99-1.00). H100, as
+# above, forward time blocked / plain: 1.52 at 32 MiB, 0.86 at 64, 0.64 at 128, 0.56 at 256.
+GPU_FORWARD_MIN_BYTES = 2**26
 # Shortest axis gathered in blocks. Along a short axis the plain gather reads a few streams
 # that the prefetcher follows: float32, 32 MiB of data as (R, 8 Mi / R), blocked / plain time:
 # 5.45 at R = 4, 1.78 at R = 8, 1.26 at R = 16, 0.49 at R = 32, 0.38-0.52 at R = 128-2048.

@@ -13,7 +13,7 @@ import dmljax
 from dmljax import DataType, FeatureLevel, ValidationError
 from dmljax._formulation import use_flat
 from dmljax._gather import GATHER_ELEMENTS_SUPPORT, _gather_elements_lax
-from dmljax._gather_blocked import blocked, use_blocked
+from dmljax._gather_blocked import GPU_FORWARD_MIN_BYTES, blocked, use_blocked
 from dmljax._gather_grad import flat_tangent, use_rows
 from dmljax._indices import IndexMode
 from dmljax._support import support_at
@@ -512,3 +512,13 @@ def test_gpu_gradient_of_a_long_axis_runs_in_blocks_from_32_mib(rows, transposes
     grad = jax.jit(jax.grad(lambda x, i: dmljax.gather_elements(x, i, 0, mode="clip").sum()))
     gpu = jax.export.export(grad, platforms=["cuda"])(x, i).mlir_module()
     assert gpu.count("stablehlo.transpose") == transposes  # the CPU's conditionals hold 5
+
+
+@pytest.mark.parametrize("rows", [8192, 16384], ids=["32 MiB", "64 MiB"])
+def test_gpu_forward_of_a_long_axis_runs_in_blocks_from_64_mib(rows):
+    # From GPU_FORWARD_MIN_BYTES on, the CUDA program is the CPU's (the blocks in two conditionals).
+    x, i = jax.ShapeDtypeStruct((rows, 1024), jnp.float32), jax.ShapeDtypeStruct((rows, 1024), jnp.int32)
+    fwd = jax.jit(lambda x, i: dmljax.gather_elements(x, i, 0, mode="clip"))
+    gpu, cpu = (jax.export.export(fwd, platforms=[p])(x, i).mlir_module() for p in ("cuda", "cpu"))
+    assert cpu.count("stablehlo.transpose") == 5
+    assert gpu.count("stablehlo.transpose") == (5 if rows * 1024 * 4 >= GPU_FORWARD_MIN_BYTES else 0)
