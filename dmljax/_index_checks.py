@@ -48,6 +48,15 @@ int32 indices; a shared 2-core x86-64 KVM guest, XLA CPU, jax 0.10.2, medians of
   to ~256 elements inline (check: 8 us dispatch, 1 us wait), a larger one on a worker thread
   (13 us dispatch, ~47 us until the waiting thread wakes), against operators of 0.07-0.4 ms;
   the Python validation costs ~7 us.
+* **On a GPU** (an H100 in a VM, jax 0.11.2, 16 MiB, us a call, each call waited for):
+  reading the two scalars back costs what any device-to-host read costs there: a tiny
+  jitted program read with ``np.asarray`` 277 us against 86 us without the read. So an
+  eager gather along axis 0 took 674 us against 85 us jitted (the check's reduction itself
+  50 us pipelined, ``jnp.min`` and ``jnp.max`` 56 us), gather_elements along axis 1 411
+  against 127, scatter 461 against 186; at 256 MiB gather 1.58x and the rest 1.05-1.37x
+  (`python -m dmljax`). Starting the copy early (``copy_to_host_async`` before dispatching
+  the operator) did not help (347 us). An eager check of device values needs that read;
+  calls that must not wait pass ``mode=`` or run under `jax.jit`.
 * **Rejected: checking small CPU indices on the host.** A NumPy view of a single CPU
   device's buffer costs 1.5 us (no copy) and min/max 3 us for 2^12 values, 37 us for 2^18,
   but the calls were no faster (within 0.05x at 1 and 16 MiB, 5 cases, 2 runs): on 2 cores
