@@ -102,7 +102,7 @@ PROGRAMS = {
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_compiled_cpu_program_scatters_at_flat_positions(name):
+def test_compiled_cpu_program_scatters_at_flat_positions(name, cpu):
     fun, args, op = PROGRAMS[name]
     hlo = jax.jit(fun).lower(*args).compile().as_text()
     ranks = [len(s.split(",")) for s in re.findall(rf"= f32\[([\d,]+)\]\S* {op}\(", hlo)]
@@ -117,7 +117,7 @@ def test_other_platforms_keep_batching_dimensions(name, platform):
     assert re.search(r"(input|operand)_batching_dims = \[0\]", text) and "tensor<2048xf32>" not in text
 
 
-def test_compiled_cpu_gather_grad_scatters_whole_rows():
+def test_compiled_cpu_gather_grad_scatters_whole_rows(cpu):
     hlo = jax.jit(_gather_grad).lower(X, jax.ShapeDtypeStruct((5,), jnp.int32)).compile().as_text()
     assert re.search(r"= f32\[32,64\]\S* scatter\(", hlo), hlo  # rows of the moved axis, not elements
 
