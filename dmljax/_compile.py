@@ -82,8 +82,8 @@ def compile_operator(desc: Any, feature_level: Any = FeatureLevel.LATEST) -> Cal
       >>> data, index = TensorDesc("float32", (5,)), TensorDesc("uint32", (4,))
       >>> desc = ScatterOperatorDesc(data, index, TensorDesc("float32", (4,)), data, axis=0)
       >>> op = compile_operator(desc, "3.0")
-      >>> op(jnp.arange(5.0), jnp.array([3, 1, 3, 0], jnp.uint32), jnp.array([5.0, 6, 7, 8]))
-      Array([8., 6., 2., 7., 4.], dtype=float32)
+      >>> op(jnp.arange(5.0), jnp.array([3, 1, 4, 0], jnp.uint32), jnp.array([5.0, 6, 7, 8]))  # unique indices
+      Array([8., 6., 2., 5., 7.], dtype=float32)
       >>> compile_operator(desc, "2.1")
       Traceback (most recent call last):
       ...

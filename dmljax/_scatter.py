@@ -102,8 +102,8 @@ def scatter(
       IndexError: concrete indices hold a value out of range (``mode`` None or "checked").
 
     Examples:
-      >>> scatter(jnp.arange(5.0), np.array([3, 1, 3, 0]), jnp.array([5.0, 6.0, 7.0, 8.0]))[1:]
-      Array([6., 2., 7., 4.], dtype=float32)
+      >>> scatter(jnp.arange(5.0), np.array([3, 1, -1, 0]), jnp.array([5.0, 6.0, 7.0, 8.0]))  # -1: the last
+      Array([8., 6., 2., 5., 7.], dtype=float32)
       >>> indices = jnp.array([[1, 0, 2], [0, 2, 1]], dtype=jnp.uint32)
       >>> updates = jnp.array([[10.0, 11.0, 12.0], [20.0, 21.0, 22.0]])
       >>> scatter(jnp.zeros((3, 3)), indices, updates, axis=0)

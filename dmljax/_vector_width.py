@@ -53,7 +53,8 @@ def applies(*args: Any) -> bool:
     """Whether a call with ``args`` should run the wide twin: top level, all arrays on the CPU, an AVX-512 host.
 
     Examples:
-      >>> applies(jax.numpy.zeros(6)) == host_has_avx512()  # on the CPU, at the top level
+      >>> on_cpu = jax.device_put(jax.numpy.zeros(6), jax.devices("cpu")[0])  # a GPU machine's default: its GPU
+      >>> applies(on_cpu) == host_has_avx512()  # on the CPU, at the top level
       True
       >>> jax.jit(lambda x: jax.numpy.asarray(applies(x)))(1.0)  # inside a trace: never
       Array(False, dtype=bool)

@@ -116,8 +116,7 @@ def _reduces(indices: jax.Array) -> list[str]:
     return re.findall(r" reduce\(.*?dimensions=(\{[\d,]*\})", index_range.lower(indices).compile().as_text())
 
 
-@pytest.mark.skipif(jax.default_backend() != "cpu", reason="the two-stage reduce is XLA CPU's formulation")
-def test_cpu_program_reduces_rows_first_for_large_indices_only():
+def test_cpu_program_reduces_rows_first_for_large_indices_only(cpu):
     """Two reductions on XLA CPU from 2^21 indices: each row first (2x faster at 16 MiB, see the module doc).
 
     XLA must neither merge them into one reduction nor split a small one.

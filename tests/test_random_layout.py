@@ -99,19 +99,20 @@ COMPILED_SHAPES = {"whole blocks": (64, 1024), "shifted rows": (64, 1023), "one 
 
 
 def compiled_ops(fn, op: str, dtype: str) -> int:
+    """How many ``op``s of ``dtype`` the compiled program of ``fn(STATE)`` holds: XLA CPU's under `cpu`."""
     hlo = jax.jit(fn).lower(STATE).compile().as_text()
     return len(re.findall(rf"= {dtype}\[[\d,]*\]\S* {op}\(", hlo))
 
 
 @pytest.mark.parametrize("shape", COMPILED_SHAPES.values(), ids=COMPILED_SHAPES.keys())
-def test_compiled_rounds_run_once_per_block(shape):
+def test_compiled_rounds_run_once_per_block(shape, cpu):
     # Ten rounds of two widening multiplies, in one reduce: not repeated for each word of a block.
     for fn in (lambda s: random_generator(s, shape)[0], lambda s: uniform(s, shape)[0]):
         assert compiled_ops(fn, "multiply", "u64") == 2 * PHILOX_ROUNDS
 
 
 @pytest.mark.parametrize("shape", COMPILED_SHAPES.values(), ids=COMPILED_SHAPES.keys())
-def test_compiled_box_muller_runs_once_per_pair(shape):
+def test_compiled_box_muller_runs_once_per_pair(shape, cpu):
     # Two Box-Muller pairs a block, inside the reduce: a select among candidates must not recompute them.
     fn = lambda s: normal(s, shape)[0]  # noqa: E731
     assert compiled_ops(fn, "multiply", "u64") == 2 * PHILOX_ROUNDS

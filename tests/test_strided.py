@@ -246,7 +246,7 @@ def test_vmap_matches_loop(strides):
 
 
 def _opcodes(fn, *args) -> list[str]:
-    """The sorted opcodes of the optimised HLO's instructions (names and metadata dropped)."""
+    """The sorted opcodes of the optimised HLO's instructions (names and metadata dropped): XLA CPU's under `cpu`."""
     text = jax.jit(fn).lower(*args).compile().as_text()
     codes = []
     for line in text.splitlines():
@@ -275,7 +275,7 @@ _HAND_WRITTEN = [
 
 
 @pytest.mark.parametrize(("name", "sizes", "layout", "hand_written"), _HAND_WRITTEN, ids=[c[0] for c in _HAND_WRITTEN])
-def test_read_compiles_to_the_hand_written_ops(name, sizes, layout, hand_written):
+def test_read_compiles_to_the_hand_written_ops(name, sizes, layout, hand_written, cpu):
     strides = packed_strides(sizes, layout) if isinstance(layout, str) else layout
     desc = TensorDesc("float32", sizes, strides=strides)
     buffer = jnp.zeros(desc.min_buffer_elements, jnp.float32)
@@ -434,7 +434,7 @@ def _concat_padded_write(buffer, value):
     return rows.reshape(-1)[: buffer.shape[0]]
 
 
-def test_padded_write_compiles_to_one_concatenate():
+def test_padded_write_compiles_to_one_concatenate(cpu):
     desc = TensorDesc("float32", (2, 16, 8, 32), strides=(16 * 8 * 40, 8 * 40, 40, 1))
     buffer = jnp.zeros(desc.min_buffer_elements, jnp.float32)
     value = jnp.ones(desc.sizes, jnp.float32)
@@ -471,7 +471,7 @@ def _fusions(text: str) -> list[str]:
     return [line for line in text.splitlines() if " fusion(" in line]
 
 
-def test_big_nhwc_read_compiles_to_two_passes_on_cpu():
+def test_big_nhwc_read_compiles_to_two_passes_on_cpu(cpu):
     # Pass 1 inside a conditional (two identical branches, one tile-transposing fusion each),
     # pass 2 after it. If XLA ever folds the conditional or fuses across it, this fails.
     assert _BIG_NHWC.element_count * 4 >= TWO_PASS_MIN_BYTES

@@ -2,6 +2,9 @@
 
 This host may lack AVX-512, so the tests force `host_has_avx512` either way; the wide twin
 compiles with ``xla_cpu_prefer_vector_width=512`` on any x86 CPU (LLVM splits the vectors).
+The twin is for arrays on the CPU: the tests put theirs there (the `cpu` fixture), so that
+they check the same calls on a GPU machine, whose default device is a GPU; one test checks
+that arrays on another device (where there is one) take the plain twin.
 """
 
 import jax
@@ -31,12 +34,13 @@ def avx512(monkeypatch):
 
 
 @pytest.mark.parametrize("name", CALLS)
-def test_eager_call_on_an_avx512_host_runs_the_wide_twin_with_the_same_values(name, avx512):
+def test_eager_call_on_an_avx512_host_runs_the_wide_twin_with_the_same_values(name, avx512, cpu):
     call, wide = CALLS[name]
     wide.clear_cache()
-    value, next_state = call(STATE)
+    state = jax.device_put(STATE, cpu)
+    value, next_state = call(state)
     assert wide._cache_size() == 1
-    plain_value, plain_state = jax.jit(call)(STATE)  # inside a trace: the plain ops
+    plain_value, plain_state = jax.jit(call)(state)  # inside a trace: the plain ops
     np.testing.assert_array_equal(value, plain_value)
     np.testing.assert_array_equal(next_state, plain_state)
 
@@ -58,13 +62,15 @@ def test_without_avx512_eager_calls_run_the_plain_twin(monkeypatch):
     assert wide._cache_size() == 0
 
 
-def test_applies_only_at_the_top_level_to_cpu_arrays(avx512):
-    assert _vector_width.applies(STATE, (3, 4), None)
-    assert not jax.jit(lambda s: jnp.asarray(_vector_width.applies(s)))(STATE)
+def test_applies_only_at_the_top_level_to_cpu_arrays(avx512, cpu):
+    state = jax.device_put(STATE, cpu)
+    assert _vector_width.applies(state, (3, 4), None)
+    assert not jax.jit(lambda s: jnp.asarray(_vector_width.applies(s)))(state)
 
 
 def test_applies_to_host_values_only_on_a_cpu_default_backend(avx512, monkeypatch):
     host_state = np.asarray(STATE)
+    monkeypatch.setattr(jax, "default_backend", lambda: "cpu")
     assert _vector_width.applies(host_state, (3, 4), None)
     monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
     assert not _vector_width.applies(host_state, (3, 4), None)
@@ -81,9 +87,29 @@ def test_host_has_avx512_is_false_without_cpuinfo(tmp_path):
     assert _vector_width.host_has_avx512(str(tmp_path / "missing")) is False
 
 
-def test_applies_checks_the_devices_of_an_out_sharding(avx512):
-    mesh = jax.sharding.Mesh(np.array(jax.devices()[:1]), ("d",))
+def test_applies_checks_the_devices_of_an_out_sharding(avx512, cpu):
+    state = jax.device_put(STATE, cpu)
+    mesh = jax.sharding.Mesh(np.array([cpu]), ("d",))
     sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("d"))
-    assert _vector_width.applies(STATE, (4,), sharding)
+    assert _vector_width.applies(state, (4,), sharding)
     abstract = jax.sharding.NamedSharding(mesh.abstract_mesh, jax.sharding.PartitionSpec("d"))
-    assert not _vector_width.applies(STATE, (4,), abstract)
+    assert not _vector_width.applies(state, (4,), abstract)
+
+
+OTHER_DEVICES = [device for device in jax.devices() if device.platform != "cpu"]  # a GPU machine's GPUs
+
+
+@pytest.mark.skipif(not OTHER_DEVICES, reason="needs a device other than the CPU (a GPU)")
+def test_arrays_and_out_shardings_on_another_device_take_the_plain_twin(avx512):
+    call, wide = CALLS["random_generator"]
+    wide.clear_cache()
+    state = jax.device_put(STATE, OTHER_DEVICES[0])
+    assert not _vector_width.applies(state, (4,), None)
+    value, _ = call(state)
+    assert wide._cache_size() == 0 and value.devices() == {OTHER_DEVICES[0]}
+    cpu_state = jax.device_put(STATE, jax.devices("cpu")[0])
+    sharding = jax.sharding.NamedSharding(
+        jax.sharding.Mesh(np.array(OTHER_DEVICES[:1]), ("d",)), jax.sharding.PartitionSpec()
+    )
+    assert not _vector_width.applies(cpu_state, (4,), sharding)
+    assert not _vector_width.applies(np.asarray(STATE), (4,), None)  # host values: the default backend, not the CPU
