@@ -183,3 +183,20 @@ def test_torch_random_contender_gives_32_bits():
     (case,) = [case for case in random.cases([4 * 4096]) if name in case.contenders]
     bits = case.contenders[name]().numpy().view(np.uint32)
     assert bits.shape == (4096,) and bits.min() < 2**28 and bits.max() > 2**32 - 2**28
+
+
+@pytest.mark.parametrize("pipelined", [False, True])
+def test_pipelined_rounds_wait_once_a_round_and_per_call_rounds_each_call(pipelined, monkeypatch):
+    import time
+
+    from dmljax.bench import _harness
+
+    calls, waits = [], []
+    monkeypatch.setattr(_harness, "block", lambda value: waits.append(value) or value)
+    case = Case("g", "op", 8, {"a": lambda: calls.append(time.sleep(0.001)) or len(calls)}, "a")
+    result = _harness.run_case(case, rounds=3, min_round_s=0.01, pipelined=pipelined)
+    assert len(result.samples_s["a"]) == 3
+    timed_calls, timed_waits = len(calls) - 2, len(waits) - 2  # after the compile and calibration calls
+    assert timed_calls >= 6  # several calls a round (1 ms each, 10 ms a round)
+    assert timed_waits == (3 if pipelined else timed_calls)
+    assert _harness.pipelined_default() == (_harness.jax.default_backend() != "cpu")

@@ -20,7 +20,7 @@ import jax
 import numpy as np
 
 import dmljax
-from dmljax.bench._harness import Case, run_case
+from dmljax.bench._harness import Case, pipelined_default, run_case
 from dmljax.bench._report import SCHEMA_VERSION, SizedResult, fmt_bytes, print_table, result_json
 
 __all__ = ["main", "parse_size"]
@@ -147,6 +147,11 @@ def _header(run_bench: bool) -> dict:
         "device": f"{device.platform}: {getattr(device, 'device_kind', device)} x{jax.device_count()}",
         "cpu": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
         "date": time.strftime("%Y-%m-%d %H:%M %Z"),
+        "timing": (
+            "pipelined: a round's calls queued, waited for once at its end (off the CPU)"
+            if pipelined_default()
+            else "each call waited for"
+        ),
     }
     print("python -m dmljax: every operator checked against NumPy" + (", then timed beside its baselines" * run_bench))
     for key, value in info.items():

@@ -19,7 +19,7 @@ from typing import Any, cast
 
 import jax
 
-__all__ = ["Case", "Result", "run_case", "block"]
+__all__ = ["Case", "Result", "run_case", "block", "pipelined_default"]
 
 
 def block(value: Any) -> Any:
@@ -87,12 +87,23 @@ class Result:
         return self.case.nbytes / self.median_s[contender] / 1e9
 
 
-def run_case(case: Case, *, rounds: int = 9, min_round_s: float = 0.02) -> Result:
+def pipelined_default() -> bool:
+    """Whether `run_case` queues a round's calls by default: off the CPU (see `run_case`)."""
+    return jax.default_backend() != "cpu"
+
+
+def run_case(case: Case, *, rounds: int = 9, min_round_s: float = 0.02, pipelined: bool | None = None) -> Result:
     """Time every contender of ``case`` side by side and return every round's time.
 
     Each round calls each contender enough times to fill ``min_round_s`` (at least
     once) and records the mean per call; `Result` gives the min, median and max over rounds.
+    ``pipelined`` (default `pipelined_default`): queue a round's calls and wait once, at its
+    end, as a training loop does on an accelerator, where waiting for each call costs a
+    device round trip (86 us for a tiny program on the H100 of PERF_NOTES) that would
+    swamp 16 MiB operators; on the CPU each call is waited for. Eager calls that read a
+    value back still wait inside each call.
     """
+    pipelined = pipelined_default() if pipelined is None else pipelined
     first: dict[str, float] = {}
     for name, fn in case.contenders.items():
         start = time.perf_counter()
@@ -115,8 +126,13 @@ def run_case(case: Case, *, rounds: int = 9, min_round_s: float = 0.02) -> Resul
         for name in names:
             fn = case.contenders[name]
             start = time.perf_counter()
-            for _ in range(inner[name]):
-                block(fn())
+            if pipelined:
+                for _ in range(inner[name]):
+                    out = fn()
+                block(out)
+            else:
+                for _ in range(inner[name]):
+                    block(fn())
             samples[name].append((time.perf_counter() - start) / inner[name])
     # Keep the names, drop the callables: they hold the case's (possibly large) inputs.
     names_only = cast(dict[str, Callable[[], Any]], dict.fromkeys(case.contenders))

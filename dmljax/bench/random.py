@@ -107,7 +107,14 @@ def _eager(plain: Callable[..., Any], wide: Callable[..., Any], state: jax.Array
 
 @functools.cache
 def _jax_sampler(name: str, shape: tuple[int, ...]):
-    return jax.jit(lambda key: getattr(jax.random, name)(key, shape, jnp.float32))
+    """``jax.random.uniform`` or ``normal`` (scaled), taking the same two float arguments as dmljax's each call.
+
+    Python floats passed to a jitted function are copied to the device on every call (a
+    device round trip on a GPU), as dmljax's ``minval``/``maxval`` and ``mean``/``stddev`` are.
+    """
+    if name == "uniform":
+        return jax.jit(lambda key, low, high: jax.random.uniform(key, shape, jnp.float32, low, high))
+    return jax.jit(lambda key, mean, stddev: mean + stddev * jax.random.normal(key, shape, jnp.float32))
 
 
 def _more_cases(state: jax.Array, philox_key: jax.Array, n: int) -> list[Case]:
@@ -135,7 +142,7 @@ def _more_cases(state: jax.Array, philox_key: jax.Array, n: int) -> list[Case]:
         reference = f"jax.random.{name} philox4x32"
         contenders: dict[str, Callable[[], Any]] = {
             f"dmljax {name}": functools.partial(impl, state, (n,), np.dtype(np.float32), 0.0, 1.0),
-            reference: functools.partial(_jax_sampler(name, (n,)), philox_key),
+            reference: functools.partial(_jax_sampler(name, (n,)), philox_key, 0.0, 1.0),
         }
         out.append(Case("random", f"{name} f32 n={n}", 4 * n, contenders, reference))
     devices = jax.devices()
