@@ -200,3 +200,26 @@ def test_pipelined_rounds_wait_once_a_round_and_per_call_rounds_each_call(pipeli
     assert timed_calls >= 6  # several calls a round (1 ms each, 10 ms a round)
     assert timed_waits == (3 if pipelined else timed_calls)
     assert _harness.pipelined_default() == (_harness.jax.default_backend() != "cpu")
+
+
+def test_pipelined_rounds_time_device_contenders_before_host_ones(monkeypatch):
+    from dmljax.bench import _harness
+
+    log = []
+    device = _harness.jax.numpy.zeros(2)
+    contenders = {"dev": lambda: log.append("dev") or device, "host": lambda: log.append("host") or np.zeros(2)}
+    _harness.run_case(Case("g", "op", 8, contenders, "dev"), rounds=3, min_round_s=0.0, pipelined=True)
+    timed = log[4:]  # after the compile and calibration calls
+    assert timed == ["dev"] * 3 + ["host"] * 3
+    log.clear()
+    _harness.run_case(Case("g", "op", 8, contenders, "dev"), rounds=3, min_round_s=0.0, pipelined=False)
+    assert sorted(log[4:]) == ["dev"] * 3 + ["host"] * 3 and log[4:] != ["dev"] * 3 + ["host"] * 3
+
+
+def test_no_peers_times_only_dmljax_and_the_jax_baselines(tmp_path, capsys):
+    path = tmp_path / "r.json"
+    assert _cli.main(["--quick", "--no-peers", "--only", "gather,random", "--rounds", "1", "--json", str(path)]) == 0
+    results = json.loads(path.read_text())["results"]
+    names = {name for r in results for name in r["contenders"]}
+    assert "dmljax" in names and "jnp" in names and "jax philox4x32 bits" in names
+    assert not any(name.startswith(_cli.PEERS) for name in names)

@@ -6,6 +6,7 @@ Run as ``python -m dmljax [--quick] [--sizes 4K,1M,16M] [--only GROUPS] [--json 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import importlib.metadata
 import json
@@ -93,6 +94,8 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--plot", metavar="PATH", help=plot_help)
     parser.add_argument("--no-bench", action="store_true", help="run the checks only")
     parser.add_argument("--rounds", type=int, help="timing rounds per case (default 9, quick 3)")
+    peers_help = "time dmljax and its JAX baselines only, without the NumPy, torch and randomgen peers"
+    parser.add_argument("--no-peers", action="store_true", help=peers_help)
     malloc_help = "time with glibc's default allocator settings (default: re-run with " + _malloc_text() + ")"
     parser.add_argument("--default-malloc", action="store_true", help=malloc_help)
     return parser.parse_args(argv)
@@ -218,6 +221,8 @@ def _bench(args: argparse.Namespace) -> list[SizedResult]:
         for cases in _case_batches(size, only):
             while cases:  # each case's inputs are freed once it has run
                 case = cases.pop(0)
+                if args.no_peers:
+                    case = without_peers(case)
                 _progress(f"size {k}/{len(sizes)}: {case.group} {case.name}")
                 result = run_case(case, rounds=rounds, min_round_s=0.005 if args.quick else 0.02)
                 results.append(SizedResult(size, result))
@@ -227,6 +232,22 @@ def _bench(args: argparse.Namespace) -> list[SizedResult]:
     print_table(results, rounds)
     _print_random_memory(results)
     return results
+
+
+def without_peers(case: Case) -> Case:
+    """``case`` without its peers from other libraries (`PEERS`): dmljax and the JAX baselines.
+
+    Examples:
+      >>> case = Case("g", "op", 8, {"dmljax": 1, "jnp": 2, "numpy": 3, "torch": 4, "torch randint": 5}, "jnp")
+      >>> list(without_peers(case).contenders)
+      ['dmljax', 'jnp']
+    """
+    kept = {name: fn for name, fn in case.contenders.items() if not name.startswith(PEERS)}
+    return dataclasses.replace(case, contenders=kept)
+
+
+# Contender names of the other libraries' implementations (NumPy, torch CPU, randomgen's C Philox).
+PEERS = ("numpy", "torch", "randomgen")
 
 
 def _plot(results: list[SizedResult], path: str) -> None:
