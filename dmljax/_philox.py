@@ -13,8 +13,8 @@ them in place with a select on ``n % 4``, which vectorises (a ``stack(...).resha
 a transpose does not). Every counter comes from `lax.broadcasted_iota`, so XLA's SPMD
 partitioner gives each device the blocks of its own slice with no communication.
 
-On the CPU, the output is generated in its own shape, row by row (`rows`, `tile`): each row knows the
-stream index of its first value from a counter per axis. A row that starts on a block
+On the CPU, the output is generated in its own shape, row by row (`rows`, `tile`): each
+row knows the stream index of its first value from a counter per axis. A row that starts on a block
 boundary computes its ``ceil(C / 4)`` blocks; one that starts inside a block (a last axis
 that is not a multiple of 4) computes one block more, and `_shifted_interleave` gives each
 output element the value ``start % 4 + lane`` places on, from its lane's two blocks (8
@@ -352,7 +352,9 @@ def rows(
     return lax.platform_dependent(counter, key, first, cpu=blocks, default=elements)
 
 
-def _rows_of_blocks(counter: Words, key: Words, first: jax.Array, length: int, per_block: PerBlock, aligned: bool):
+def _rows_of_blocks(
+    counter: Words, key: Words, first: jax.Array, length: int, per_block: PerBlock, aligned: bool
+) -> jax.Array:
     """`rows` on XLA CPU: each row's blocks computed once (in a reduce) and interleaved."""
     lead = first.shape
     v = values_per_block(per_block)
@@ -457,8 +459,8 @@ def stream(counter: Words, key: Words, shape: Sequence[int], per_block: PerBlock
 def _flat(counter: Words, key: Words, shape: tuple[int, ...], per_block: PerBlock) -> jax.Array:
     """The whole stream of ``shape`` as one row of ``prod(shape)`` elements, each computing its block, reshaped.
 
-    Off the CPU, rows whose length is not a multiple of the GPU's vector width (1023) ran
-    2.4x slower than the same elements in one row (module docstring).
+    On an H100, rows of 1023 elements (not a multiple of the vector width) ran 2.4x slower
+    than the same elements in one row (module docstring).
     """
     zero = jnp.zeros((), jnp.uint32)
     return _per_element(counter, key, zero, math.prod(shape), per_block).reshape(shape)

@@ -151,14 +151,15 @@ def test_off_cpu_stream_matches_the_loop_oracle(shape):
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 @pytest.mark.parametrize("shape", [(5, 63), (3, 8), (2, 3, 101)], ids=str)
-def test_off_cpu_distributions_equal_the_cpu_values(shape, dtype):
-    # Uniform bits are exact on both; Box-Muller runs the same float32 ops on the same words.
+def test_off_cpu_distributions_equal_the_cpu_values(shape, dtype, cpu):
+    # Both formulations on the CPU device (`cpu`: there `stream` takes the reduce layout). Uniform
+    # bits are exact on both; Box-Muller runs the same float32 ops on the same words.
     from dmljax._distributions import _normal_block, _uniform_block
 
     for per_block in (_uniform_block(np.dtype(dtype)), _normal_block(np.dtype(dtype))):
-        cpu = jax.jit(_philox.stream, static_argnums=(2, 3))(COUNTER, KEY, shape, per_block)
-        off = jax.jit(_philox._flat, static_argnums=(2, 3))(COUNTER, KEY, shape, per_block)
-        np.testing.assert_array_equal(off, cpu)
+        blocks = jax.jit(_philox.stream, static_argnums=(2, 3))(COUNTER, KEY, shape, per_block)
+        elements = jax.jit(_philox._flat, static_argnums=(2, 3))(COUNTER, KEY, shape, per_block)
+        np.testing.assert_array_equal(elements, blocks)
 
 
 def lowered(fn, platform: str) -> str:
