@@ -50,7 +50,10 @@ def host_has_avx512(cpuinfo: str = "/proc/cpuinfo") -> bool:
 
 
 def applies(*args: Any) -> bool:
-    """Whether a call with ``args`` should run the wide twin: top level, all arrays on the CPU, an AVX-512 host.
+    """Whether a call with ``args`` should run the wide twin: top level, an AVX-512 host, run on the CPU.
+
+    Where the program runs: on the devices of the committed arrays and of an out_sharding
+    among ``args``, else (host values, uncommitted arrays) on JAX's default device.
 
     Examples:
       >>> on_cpu = jax.device_put(jax.numpy.zeros(6), jax.devices("cpu")[0])  # a GPU machine's default: its GPU
@@ -64,15 +67,32 @@ def applies(*args: Any) -> bool:
     devices: list[Any] = []
     for leaf in jax.tree.leaves(args):
         if isinstance(leaf, jax.Array):
-            devices += leaf.devices()
+            if leaf.committed:  # an uncommitted array moves to where the computation runs
+                devices += leaf.devices()
         elif isinstance(leaf, jax.sharding.Sharding):  # an out_sharding: where the program will run
             try:
                 devices += leaf.device_set
             except ValueError:  # an abstract mesh: "device_set is not implemented" (jax 0.10.2)
                 return False
-    if not devices:  # host values only: the program runs on the default backend
-        return jax.default_backend() == "cpu"
+    if not devices:  # host values and uncommitted arrays: the program runs on JAX's default device
+        return default_platform() == "cpu"
     return all(device.platform == "cpu" for device in devices)
+
+
+def default_platform() -> str:
+    """The platform of JAX's default device, where a program with no committed argument runs.
+
+    ``jax.default_device`` (a device or a platform name) if set, else the default backend.
+
+    Examples:
+      >>> with jax.default_device(jax.devices("cpu")[0]):
+      ...     default_platform()
+      'cpu'
+    """
+    default = jax.config.jax_default_device  # type: ignore[attr-defined]  # a flag, read as an attribute
+    if isinstance(default, str):
+        return jax.devices(default)[0].platform
+    return default.platform if default is not None else jax.default_backend()
 
 
 def wide_jit(fun: Callable[..., Any], **jit_kwargs: Any) -> Callable[..., Any]:

@@ -76,6 +76,21 @@ def test_applies_to_host_values_only_on_a_cpu_default_backend(avx512, monkeypatc
     assert not _vector_width.applies(host_state, (3, 4), None)
 
 
+def test_uncommitted_arrays_follow_the_default_device_committed_ones_their_own(avx512, monkeypatch):
+    # jit runs uncommitted arrays on JAX's default device: a CPU array made under
+    # `jax.default_device(cpu)` and passed on a GPU machine runs on the GPU.
+    uncommitted = jnp.asarray(STATE)
+    committed = jax.device_put(STATE, jax.devices("cpu")[0])
+    assert not uncommitted.committed and committed.committed
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")  # a GPU machine, as far as `applies` can tell
+    assert not _vector_width.applies(uncommitted, (3, 4), None)
+    assert _vector_width.applies(committed, (3, 4), None)
+    with jax.default_device("cpu"):  # a platform name, or a device
+        assert _vector_width.default_platform() == "cpu" and _vector_width.applies(uncommitted, (3, 4), None)
+    with jax.default_device(jax.devices("cpu")[0]):
+        assert _vector_width.applies(uncommitted, (3, 4), None)
+
+
 @pytest.mark.parametrize(("flags", "want"), [("fpu sse2 avx2 avx512f avx512bw", True), ("fpu sse2 avx2 fma", False)])
 def test_host_has_avx512_reads_the_cpuinfo_flags(tmp_path, flags, want):
     cpuinfo = tmp_path / "cpuinfo"
