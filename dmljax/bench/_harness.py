@@ -103,9 +103,9 @@ def run_case(case: Case, *, rounds: int = 9, min_round_s: float = 0.02, pipeline
     device round trip (86 us for a tiny program on the H100 of PERF_NOTES) that would
     swamp 16 MiB operators; on the CPU each call is waited for. Eager calls that read a
     value back still wait inside each call. Pipelined, the contenders that return JAX arrays
-    take their rounds first and the host ones (NumPy, torch CPU) theirs after: interleaved,
-    torch's 16 spinning threads made the device contenders' medians swing up to 3x on the
-    H100 machine, where the same cases without them agree within 1%.
+    take their rounds first and the host ones (NumPy, torch CPU with 16 threads) theirs
+    after: interleaved with them, the device contenders' medians swung up to 3x on the H100
+    machine, where the same cases without them agree within 1%.
     """
     pipelined = pipelined_default() if pipelined is None else pipelined
     first: dict[str, float] = {}
