@@ -8,7 +8,9 @@ import importlib
 import json
 import subprocess
 import sys
+import time
 
+import jax
 import numpy as np
 import pytest
 
@@ -187,8 +189,6 @@ def test_torch_random_contender_gives_32_bits():
 
 @pytest.mark.parametrize("pipelined", [False, True])
 def test_pipelined_rounds_wait_once_a_round_and_per_call_rounds_each_call(pipelined, monkeypatch):
-    import time
-
     from dmljax.bench import _harness
 
     calls, waits = [], []
@@ -199,14 +199,14 @@ def test_pipelined_rounds_wait_once_a_round_and_per_call_rounds_each_call(pipeli
     timed_calls, timed_waits = len(calls) - 2, len(waits) - 2  # after the compile and calibration calls
     assert timed_calls >= 6  # several calls a round (1 ms each, 10 ms a round)
     assert timed_waits == (3 if pipelined else timed_calls)
-    assert _harness.pipelined_default() == (_harness.jax.default_backend() != "cpu")
+    assert _harness.pipelined_default() == (jax.default_backend() != "cpu")
 
 
 def test_pipelined_rounds_time_device_contenders_before_host_ones(monkeypatch):
     from dmljax.bench import _harness
 
     log = []
-    device = _harness.jax.numpy.zeros(2)
+    device = jax.numpy.zeros(2)
     contenders = {"dev": lambda: log.append("dev") or device, "host": lambda: log.append("host") or np.zeros(2)}
     _harness.run_case(Case("g", "op", 8, contenders, "dev"), rounds=3, min_round_s=0.0, pipelined=True)
     timed = log[4:]  # after the compile and calibration calls

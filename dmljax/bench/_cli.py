@@ -234,6 +234,10 @@ def _bench(args: argparse.Namespace) -> list[SizedResult]:
     return results
 
 
+# Contender names of the other libraries' implementations (NumPy, torch CPU, randomgen's C Philox).
+PEERS = ("numpy", "torch", "randomgen")
+
+
 def without_peers(case: Case) -> Case:
     """``case`` without its peers from other libraries (`PEERS`): dmljax and the JAX baselines.
 
@@ -244,10 +248,6 @@ def without_peers(case: Case) -> Case:
     """
     kept = {name: fn for name, fn in case.contenders.items() if not name.startswith(PEERS)}
     return dataclasses.replace(case, contenders=kept)
-
-
-# Contender names of the other libraries' implementations (NumPy, torch CPU, randomgen's C Philox).
-PEERS = ("numpy", "torch", "randomgen")
 
 
 def _plot(results: list[SizedResult], path: str) -> None:

@@ -20,11 +20,11 @@ import numpy as np
 
 import dmljax
 from dmljax.bench._harness import Case
+from dmljax.bench.ops import _COLUMNS, _scatter_rows, _signed
 
 __all__ = ["DEFAULT_SIZES", "cases"]
 
 DEFAULT_SIZES = (1 << 20, 16 << 20, 256 << 20)
-_COLUMNS = 1024
 
 
 def cases(sizes_bytes: Sequence[int] = DEFAULT_SIZES) -> list[Case]:
@@ -55,18 +55,6 @@ def cases(sizes_bytes: Sequence[int] = DEFAULT_SIZES) -> list[Case]:
         call = functools.partial(dmljax.scatter, axis=1)
         out.append(_case(f"scatter axis=1 {x.shape}", 2 * x.nbytes + i.nbytes + u.nbytes, call, data, i, u))
     return out
-
-
-def _signed(rng: np.random.Generator, low_high: int, shape: tuple[int, ...]) -> np.ndarray:
-    return rng.integers(-low_high, low_high, shape, dtype=np.int32)
-
-
-def _scatter_rows(rng: np.random.Generator, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
-    """Half of every row written, at distinct rotated positions, half of them as negative indices."""
-    rows, cols = shape
-    i = (np.arange(cols // 2, dtype=np.int32) + rng.integers(0, cols, (rows, 1), dtype=np.int32)) % cols
-    i = np.where(rng.random(i.shape) < 0.5, i - cols, i).astype(np.int32)
-    return i, rng.standard_normal(i.shape, dtype=np.float32)
 
 
 def _case(name: str, nbytes: int, call: Callable[..., jax.Array], data: jax.Array, *host: np.ndarray) -> Case:

@@ -131,12 +131,16 @@ def _gather_cases(rng: np.random.Generator, x: np.ndarray, axis: int) -> list[Ca
     return _torch.with_torch(cases, _torch.gather(x, i, axis))
 
 
-def _scatter_cases(rng: np.random.Generator, x: np.ndarray) -> list[Case]:
-    rows, cols = x.shape
-    half = cols // 2  # every row writes half its elements, at distinct rotated positions
-    i = (np.arange(half, dtype=np.int32) + rng.integers(0, cols, (rows, 1), dtype=np.int32)) % cols
+def _scatter_rows(rng: np.random.Generator, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Indices and updates writing half of every row, at distinct rotated positions, half as negative indices."""
+    rows, cols = shape
+    i = (np.arange(cols // 2, dtype=np.int32) + rng.integers(0, cols, (rows, 1), dtype=np.int32)) % cols
     i = np.where(rng.random(i.shape) < 0.5, i - cols, i).astype(np.int32)
-    u = rng.standard_normal(i.shape, dtype=np.float32)
+    return i, rng.standard_normal(i.shape, dtype=np.float32)
+
+
+def _scatter_cases(rng: np.random.Generator, x: np.ndarray) -> list[Case]:
+    i, u = _scatter_rows(rng, x.shape)
     ops = {
         "dmljax": lambda x, i, u: dmljax.scatter(x, i, u, 1),
         "jnp": lambda x, i, u: jnp.put_along_axis(x, i, u, 1, inplace=False, mode="drop"),
