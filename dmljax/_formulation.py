@@ -57,10 +57,12 @@ def concrete(shape: tuple) -> bool:
 
 
 def one_device_shape(shape: tuple) -> bool:
-    """Whether a CPU-specific formulation may be traced for ``shape``: concrete, and one device.
+    """Whether a one-device formulation may be traced for ``shape``: concrete, and one device.
 
-    With several devices a program may be partitioned (JAX's abstract values do not say how
-    at trace time), and these formulations merge axes or read one element.
+    The CPU-specific formulations and the GPU's whole-output ones (Philox's flat row,
+    gather_elements' gradient blocks) need it: with several devices a program may be
+    partitioned (JAX's abstract values do not say how at trace time), and these
+    formulations merge axes or read one element.
     """
     return concrete(shape) and jax.device_count() == 1
 

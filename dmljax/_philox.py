@@ -449,11 +449,11 @@ def stream(counter: Words, key: Words, shape: Sequence[int], per_block: PerBlock
     the output's leading axes, so a sharding of those stays shard-local.
     """
     shape = tuple(shape)
+    whole = functools.partial(tile, shape=shape, tile_shape=shape, offsets=(0,) * len(shape), per_block=per_block)
     if len(shape) > 1 and one_device_shape(shape):  # off the CPU: one flat run of elements (`_flat`)
         flat = functools.partial(_flat, shape=shape, per_block=per_block)
-        whole = functools.partial(tile, shape=shape, tile_shape=shape, offsets=(0,) * len(shape), per_block=per_block)
         return lax.platform_dependent(counter, key, cpu=whole, default=flat)
-    return tile(counter, key, shape, shape, (0,) * len(shape), per_block)
+    return whole(counter, key)
 
 
 def _flat(counter: Words, key: Words, shape: tuple[int, ...], per_block: PerBlock) -> jax.Array:
