@@ -12,8 +12,9 @@ picks the wide twin only where dmljax's call *is* the top level and can only hel
 - outside any trace (no `jit`, `vmap`, `grad` or `shard_map` of the caller around it:
   inside one, the caller's own `jit` compiles dmljax's ops, and its compiler options are
   the user's to set: README, Performance);
-- every input array, and an ``out_sharding``'s devices, on the CPU (GPU and TPU
-  compiles never see a CPU option);
+- the call runs on the CPU, as `jax.jit` places it: the devices of the committed input
+  arrays and of an ``out_sharding``, else JAX's default device (GPU and TPU compiles never
+  see a CPU option);
 - the host has AVX-512F (``/proc/cpuinfo``). On this 2-core AVX2 host the option is no
   gain (see `dmljax/_philox.py` for the figures), so elsewhere nothing changes.
 
@@ -33,7 +34,7 @@ from typing import Any
 import jax
 from jax._src import core  # trace_state_clean: is this call the top level?
 
-__all__ = ["WIDE_VECTORS", "applies", "call", "host_has_avx512", "twin_jit", "wide_jit"]
+__all__ = ["WIDE_VECTORS", "applies", "call", "default_platform", "host_has_avx512", "twin_jit", "wide_jit"]
 
 # XLA CPU's DebugOptions field xla_cpu_prefer_vector_width (bits): PERF_NOTES, second round.
 WIDE_VECTORS = {"xla_cpu_prefer_vector_width": 512}
