@@ -70,12 +70,12 @@ def inner_axis_target(perm: tuple[int, ...]) -> int | None:
       (0, 1, None)
     """
     n = len(perm)
-    if n < 2:
-        return None
-    for k in range(n - 1):
-        if perm == tuple(range(k)) + (n - 1,) + tuple(range(k, n - 1)):
-            return k
-    return None
+    return next((k for k in range(n - 1) if perm == _inner_axis_perm(n, k)), None)
+
+
+def _inner_axis_perm(n: int, k: int) -> tuple[int, ...]:
+    """The permutation of ``n`` axes that moves the last one to position ``k``."""
+    return tuple(range(k)) + (n - 1,) + tuple(range(k, n - 1))
 
 
 def transpose(x: jax.Array, perm: tuple[int, ...]) -> jax.Array:
@@ -112,8 +112,7 @@ def _inner_axis_out_jvp(k: int, primals: tuple, tangents: tuple) -> tuple[jax.Ar
 
 
 def _plain(x: jax.Array, k: int) -> jax.Array:
-    n = x.ndim
-    return lax.transpose(x, tuple(range(k)) + (n - 1,) + tuple(range(k, n - 1)))
+    return lax.transpose(x, _inner_axis_perm(x.ndim, k))
 
 
 def _tiled(x: jax.Array, k: int, min_bytes: int = TWO_PASS_MIN_BYTES) -> jax.Array:
