@@ -60,6 +60,17 @@ def test_add_128_carries_and_wraps(start, offset):
     assert reference.counter_value(got) == (start + offset) % 2**128
 
 
+@pytest.mark.parametrize("start", [2**32 - 3, 2**64 - 3, 2**128 - 3, 0xFFFFFFFF_00000007_FFFFFFFF_FFFFFFFD])
+def test_add_128_array_offsets_that_wrap_word_0_in_some_elements_only(start):
+    words = tuple(jnp.uint32(w) for w in reference.counter_words(start))
+    offsets = np.array([[0, 1, 2], [3, 4, 2**32 - 1]], np.uint32)
+    got = jax.jit(add_128)(words, jnp.asarray(offsets))
+    assert all(w.shape == offsets.shape for w in got)
+    for i, j in np.ndindex(offsets.shape):
+        element = tuple(w[i, j] for w in got)
+        assert reference.counter_value(element) == (start + int(offsets[i, j])) % 2**128, (i, j)
+
+
 @pytest.mark.parametrize(
     ("counter", "key", "error", "match"),
     [
