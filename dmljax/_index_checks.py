@@ -47,7 +47,13 @@ int32 indices; a shared 2-core x86-64 KVM guest, XLA CPU, jax 0.10.2, medians of
   rest 1.01-1.14x. At 1 MiB (1.25-1.66x) fixed costs dominate: XLA CPU runs a program of up
   to ~256 elements inline (check: 8 us dispatch, 1 us wait), a larger one on a worker thread
   (13 us dispatch, ~47 us until the waiting thread wakes), against operators of 0.07-0.4 ms;
-  the Python validation costs ~7 us.
+  the Python validation costs ~7 us. Host work between calls costs more than itself there:
+  a jitted gather along axis 0 at 1 MiB took 73-81 us a call with 5-10 us of host work
+  between its calls and 107 us with 80 us or more (XLA CPU's workers go to sleep when idle;
+  medians of 8 blocks of 150 calls); the eager call's ~10 us of validation and dispatch
+  before the operator's moves it along that curve. Neither a host-side check of CPU
+  indices (a NumPy view, no copy) nor waiting by polling ``is_ready`` changed the eager
+  figures beyond their noise (+-30% at these sizes on this machine).
 * **On a GPU** (an H100 in a VM, jax 0.11.2, 16 MiB, us a call, each call waited for):
   reading the two scalars back costs what any device-to-host read costs there: a tiny
   jitted program read with ``np.asarray`` 277 us against 86 us without the read. So an
