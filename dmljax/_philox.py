@@ -207,10 +207,10 @@ def add_128(counter: Words, offset: jax.Array) -> Words:
     offset = jnp.asarray(offset, jnp.uint32)
     s0 = counter[0] + offset
     wrapped = s0 < offset
-    bumped, carry = [], None
-    for word in counter[1:]:  # counter + 2^32, word by word
-        s = word + np.uint32(1) if carry is None else word + carry.astype(jnp.uint32)
-        carry = s == 0 if carry is None else carry & (s == 0)
+    bumped, carry = [], jnp.bool_(True)  # counter + 2^32: a carry of one into word 1
+    for word in counter[1:]:
+        s = word + carry.astype(jnp.uint32)
+        carry = carry & (s == 0)
         bumped.append(s)
     upper = (jnp.where(wrapped, b, w) for b, w in zip(bumped, counter[1:], strict=True))
     return (s0, *upper)
