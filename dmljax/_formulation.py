@@ -62,7 +62,14 @@ def one_device_shape(shape: tuple) -> bool:
     The CPU-specific formulations and the GPU's whole-output ones (Philox's flat row,
     gather_elements' gradient blocks) need it: with several devices a program may be
     partitioned (JAX's abstract values do not say how at trace time), and these
-    formulations merge axes or read one element.
+    formulations merge axes or read one element. So a one-device program on a host with
+    several devices gets the plain formulations. Tried and reverted: deciding when the
+    program is lowered, where JAX knows the device count (a `lax.switch` on a primitive
+    that lowers to that constant). One-device programs folded the conditional, but
+    partitioned ones kept both branches: on 8 host devices, gather_elements' backward kept
+    the dead flat branch, its all-reduce included, inside a conditional that also keeps
+    the live branch from fusing with its neighbours. That needs a primitive that lowers
+    only the chosen branch, with its own differentiation and batching rules.
     """
     return concrete(shape) and jax.device_count() == 1
 
