@@ -8,7 +8,9 @@ gather is slow on XLA CPU, the gather gets a custom tangent (`dmljax._gather_gra
 transpose is a faster scatter-add; the forward pass is the same gather either way, run in
 column blocks on XLA CPU for gather_elements along a long outer axis of 16 MiB of data or
 more (`dmljax._gather_blocked`: 1.4-2.5x faster there), and so is its tangent. Off the CPU
-the blocks serve the tangent from 32 MiB and the forward pass from 64 MiB.
+the blocks serve the tangent from 32 MiB and the forward pass from 64 MiB, and on one CUDA
+GPU gather's gradient along an axis with little data after it is one 1-D scatter-add
+(`dmljax._gather_grad.gather_flat_tangent`: 5.2x faster along the last axis at 256 MiB).
 """
 
 from __future__ import annotations
@@ -24,7 +26,14 @@ from dmljax._errors import fail
 from dmljax._feature_levels import FeatureLevel
 from dmljax._formulation import cpu_or_plain, use_flat
 from dmljax._gather_blocked import GPU_FORWARD_MIN_BYTES, GPU_MIN_BYTES, blocked, use_blocked
-from dmljax._gather_grad import flat_tangent, linear_in_data, rows_tangent, use_rows
+from dmljax._gather_grad import (
+    flat_tangent,
+    gather_flat_tangent,
+    linear_in_data,
+    rows_tangent,
+    use_gpu_flat,
+    use_rows,
+)
 from dmljax._index_checks import call_checked, checkify_in_bounds, prepare_indices
 from dmljax._indices import (
     MAX_DIMENSIONS,
@@ -176,9 +185,14 @@ def _gather_impl(data: jax.Array, indices: jax.Array, *, axis: int, mode: IndexM
         checkify_in_bounds("gather", indices, size, axis)
     index = normalize(indices, size, mode)
     take: Callable[..., jax.Array] = functools.partial(_gather_lax, axis=axis, mode=mode)
+    tangents: dict[str, Callable[..., jax.Array]] = {}
     if use_rows(data.shape, axis):
-        rows = functools.partial(rows_tangent, axis=axis, mode=mode)
-        take = linear_in_data(take, functools.partial(cpu_or_plain, rows, take))
+        tangents["cpu"] = functools.partial(rows_tangent, axis=axis, mode=mode)
+    out_shape = data.shape[:axis] + index.shape + data.shape[axis + 1 :]
+    if use_gpu_flat(data.shape, axis, out_shape, data.dtype.itemsize):
+        tangents["cuda"] = functools.partial(gather_flat_tangent, axis=axis, mode=mode)
+    if tangents:
+        take = linear_in_data(take, functools.partial(lax.platform_dependent, **tangents, default=take))
     return take(data, index)
 
 
