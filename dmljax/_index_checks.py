@@ -54,15 +54,20 @@ int32 indices; a shared 2-core x86-64 KVM guest, XLA CPU, jax 0.10.2, medians of
   before the operator's moves it along that curve. Neither a host-side check of CPU
   indices (a NumPy view, no copy) nor waiting by polling ``is_ready`` changed the eager
   figures beyond their noise (+-30% at these sizes on this machine).
-* **On a GPU** (an H100 in a VM, jax 0.11.2, 16 MiB, us a call, each call waited for):
-  reading the two scalars back costs what any device-to-host read costs there: a tiny
-  jitted program read with ``np.asarray`` 277 us against 86 us without the read. So an
-  eager gather along axis 0 took 674 us against 85 us jitted (the check's reduction itself
-  50 us pipelined, ``jnp.min`` and ``jnp.max`` 56 us), gather_elements along axis 1 411
-  against 127, scatter 461 against 186; at 256 MiB gather 1.58x and the rest 1.05-1.37x
-  (`python -m dmljax`). Starting the copy early (``copy_to_host_async`` before dispatching
-  the operator) did not help (347 us). An eager check of device values needs that read;
-  calls that must not wait pass ``mode=`` or run under `jax.jit`.
+* **On a GPU** (an H100 in a VM, jax 0.11.2, us a call, each call waited for): reading
+  two scalars from the GPU's memory is a device-to-host copy: a tiny jitted program read
+  with ``np.asarray`` took 277 us against 86 us without the read, and an eager gather along
+  axis 0 at 16 MiB 674 us against 85 us jitted. Starting the copy early
+  (``copy_to_host_async`` before dispatching the operator) did not help (347 us). So on a
+  GPU the check writes its two scalars to pinned host memory (`dispatch_range`, an
+  ``out_shardings`` with ``memory_kind="pinned_host"``): the host then waits only for the
+  program. The check and its read at 2^12 and 2^22 indices: 267 and 396 us from device
+  memory, 104 and 112 us from pinned host memory (100-109 us to wait for the program
+  alone); eager gather along axis 0 at 16 MiB 422 -> 202 us (jitted 76), gather_elements
+  along axis 1 563 -> 229 us (jitted 121). `python -m dmljax --only eager`: 3.3-4.4x the
+  jitted call at 16 MiB (5.4-8.0x before, same day) and 1.09-1.44x at 256 MiB. What is
+  left is the round trip itself; calls that must not wait pass ``mode=`` or run under
+  `jax.jit`. Not measured on TPUs, which keep the read from device memory.
 * **Rejected: checking small CPU indices on the host.** A NumPy view of a single CPU
   device's buffer costs 1.5 us (no copy) and min/max 3 us for 2^12 values, 37 us for 2^18,
   but the calls were no faster (within 0.05x at 1 and 16 MiB, 5 cases, 2 runs): on 2 cores
@@ -81,6 +86,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 from jax.experimental import checkify
+from jax.sharding import SingleDeviceSharding
 
 from dmljax._dtypes import x64_enabled
 from dmljax._indices import UINT32_MAX, IndexMode, IndexPolicy
@@ -89,6 +95,7 @@ __all__ = [
     "call_checked",
     "check_host",
     "checkify_in_bounds",
+    "dispatch_range",
     "index_range",
     "narrow_on_host",
     "prepare_indices",
@@ -227,6 +234,30 @@ def _two_stage(indices: jax.Array) -> tuple[jax.Array, jax.Array]:
 index_range = jax.jit(_index_range)
 
 
+@functools.lru_cache(maxsize=64)
+def _index_range_to_host(device: jax.Device) -> Callable[[jax.Array], jax.Array]:
+    """`index_range` writing its two scalars to ``device``'s pinned host memory."""
+    return jax.jit(_index_range, out_shardings=SingleDeviceSharding(device, memory_kind="pinned_host"))
+
+
+def dispatch_range(indices: jax.Array) -> jax.Array:
+    """Dispatch `index_range` of concrete ``indices``; on a GPU its result is written to host memory.
+
+    Reading two scalars from a GPU's memory is a device-to-host copy (277 us on an H100 VM,
+    see the module doc); from pinned host memory the host waits only for the program.
+
+    Examples:
+      >>> dispatch_range(jnp.array([3, -2, 7])).tolist()
+      [-2, 7]
+    """
+    sharding = indices.sharding
+    if isinstance(sharding, SingleDeviceSharding):
+        device: jax.Device = next(iter(sharding.device_set))
+        if device.platform == "gpu":
+            return _index_range_to_host(device)(indices)
+    return index_range(indices)
+
+
 def raise_out_of_range(op: str, indices: jax.Array, found: jax.Array, axis_size: int, axis: int) -> None:
     """Raise `IndexError` naming the first bad index if ``found`` (``[min, max]``) leaves the axis."""
     low, high = _bounds(np.dtype(indices.dtype), axis_size)
@@ -283,7 +314,7 @@ def call_checked(op: str, impl: Callable[..., jax.Array], args: tuple, due: bool
         with jax.ensure_compile_time_eval():  # concrete indices under a trace: check them now
             raise_out_of_range(op, indices, index_range(indices), axis_size, axis)
         return impl(*args, **static)
-    found = index_range(indices)
+    found = dispatch_range(indices)
     out = impl(*args, **static)
     raise_out_of_range(op, indices, found, axis_size, axis)
     return out

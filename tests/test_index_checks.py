@@ -17,7 +17,7 @@ import pytest
 
 import dmljax
 from dmljax import _index_checks
-from dmljax._index_checks import call_checked, check_host, index_range
+from dmljax._index_checks import call_checked, check_host, dispatch_range, index_range
 
 SMALL, LARGE = (3, 5), (2048, 1024)  # LARGE: 2^21 indices, the two-stage reduce on XLA CPU
 
@@ -96,8 +96,8 @@ def test_index_range_is_min_and_max_for_one_and_two_stages(shape, dtype):
 
 def test_the_check_is_dispatched_before_the_operator_and_a_bad_call_returns_nothing(monkeypatch):
     calls = []
-    real = _index_checks.index_range
-    monkeypatch.setattr(_index_checks, "index_range", lambda i: calls.append("check") or real(i))
+    real = _index_checks.dispatch_range
+    monkeypatch.setattr(_index_checks, "dispatch_range", lambda i: calls.append("check") or real(i))
 
     def impl(data, indices, *, axis):
         calls.append("operator")
@@ -109,6 +109,23 @@ def test_the_check_is_dispatched_before_the_operator_and_a_bad_call_returns_noth
     assert calls == ["check", "operator"]
     with pytest.raises(IndexError, match=r"gather: index 3 is out of bounds for axis 1 with size 3 \(indices\[1\];"):
         call_checked("gather", impl, (data, jnp.array([2, 3])), True, axis=1)
+
+
+def test_the_pinned_host_check_reads_the_same_range_from_host_memory():
+    # The GPU's variant, run here on the CPU device, which has pinned host memory too: the same
+    # [min, max], in pinned host memory. dispatch_range takes it for GPU arrays only.
+    values = np.array([[5, -7, 2], [9, 0, -1]], np.int32)
+    cpu = jax.devices("cpu")[0]
+    on_cpu = jax.device_put(values, cpu)
+    found = _index_checks._index_range_to_host(cpu)(on_cpu)
+    assert found.tolist() == [-7, 9]
+    assert found.sharding.memory_kind == "pinned_host"
+    assert dispatch_range(on_cpu).sharding.memory_kind == cpu.default_memory().kind
+    on_default = jnp.asarray(values)
+    (device,) = on_default.devices()
+    kind = "pinned_host" if device.platform == "gpu" else device.default_memory().kind
+    assert dispatch_range(on_default).tolist() == [-7, 9]
+    assert dispatch_range(on_default).sharding.memory_kind == kind
 
 
 def _reduces(indices: jax.Array) -> list[str]:
