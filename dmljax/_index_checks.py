@@ -67,7 +67,8 @@ int32 indices; a shared 2-core x86-64 KVM guest, XLA CPU, jax 0.10.2, medians of
   along axis 1 563 -> 229 us (jitted 121). `python -m dmljax --only eager`: 3.3-4.4x the
   jitted call at 16 MiB (5.4-8.0x before, same day) and 1.09-1.44x at 256 MiB. What is
   left is the round trip itself; calls that must not wait pass ``mode=`` or run under
-  `jax.jit`. Not measured on TPUs, which keep the read from device memory.
+  `jax.jit`. Measured on CUDA only (ROCm GPUs take the same path); TPUs keep the read
+  from device memory.
 * **Rejected: checking small CPU indices on the host.** A NumPy view of a single CPU
   device's buffer costs 1.5 us (no copy) and min/max 3 us for 2^12 values, 37 us for 2^18,
   but the calls were no faster (within 0.05x at 1 and 16 MiB, 5 cases, 2 runs): on 2 cores

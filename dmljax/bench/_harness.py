@@ -20,6 +20,8 @@ from typing import Any, cast
 
 import jax
 
+from dmljax._vector_width import default_platform
+
 __all__ = ["Case", "Result", "run_case", "block", "pipelined_default"]
 
 
@@ -89,8 +91,17 @@ class Result:
 
 
 def pipelined_default() -> bool:
-    """Whether `run_case` queues a round's calls by default: off the CPU (see `run_case`)."""
-    return jax.default_backend() != "cpu"
+    """Whether `run_case` queues a round's calls by default: off the CPU (see `run_case`).
+
+    The CPU is where the contenders' programs run: JAX's default device
+    (`dmljax._vector_width.default_platform`, which honours ``jax.default_device``).
+
+    Examples:
+      >>> with jax.default_device(jax.devices("cpu")[0]):
+      ...     pipelined_default()
+      False
+    """
+    return default_platform() != "cpu"
 
 
 def run_case(case: Case, *, rounds: int = 9, min_round_s: float = 0.02, pipelined: bool | None = None) -> Result:

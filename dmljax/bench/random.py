@@ -88,7 +88,7 @@ def cases(sizes_bytes: Sequence[int] = DEFAULT_SIZES) -> list[Case]:
             "jax threefry bits": functools.partial(_jax_bits(n), threefry_key),
             "lax.rng_bit_generator PHILOX": functools.partial(_rng_bit_generator(n), rbg_key),
         }
-        if jax.default_backend() == "cpu":
+        if _vector_width.default_platform() == "cpu":
             contenders["dmljax, prefer_vector_width=512"] = functools.partial(_random_generator_wide, state, (n,))
         randomgen = _randomgen(n)
         if randomgen is not None:
