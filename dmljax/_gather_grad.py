@@ -112,7 +112,8 @@ def use_rows(shape: tuple, axis: int) -> bool:
 def use_gpu_flat(data_shape: tuple, axis: int, out_shape: tuple, itemsize: int) -> bool:
     """Whether `gather_flat_tangent` beats JAX's own transpose on a CUDA GPU (see the constants).
 
-    ``out_shape`` is the gather's output shape (the cotangent's); the flat positions need
+    ``out_shape`` is the gather's output shape (the cotangent's), concrete (an index with a
+    symbolic dimension, as in `jax.export`, keeps JAX's transpose); the flat positions need
     `use_flat`'s conditions on ``data_shape`` (one device, a concrete shape, uint32 positions).
 
     Examples:
@@ -121,7 +122,7 @@ def use_gpu_flat(data_shape: tuple, axis: int, out_shape: tuple, itemsize: int) 
       >>> use_gpu_flat((1024, 1024, 4), 1, (1024, 1024, 4), 4), use_gpu_flat((64, 1024), 0, (64, 1024), 4)
       (False, False)
     """
-    if not use_flat(data_shape):
+    if not (use_flat(data_shape) and concrete(out_shape)):
         return False
     inner = math.prod(data_shape[axis + 1 :])
     nbytes = math.prod(out_shape) * itemsize

@@ -551,6 +551,16 @@ def test_gpu_gradient_along_a_short_inner_axis_is_one_flat_scatter_add(shape, fl
     assert one_d not in cpu
 
 
+def test_gpu_gradient_with_a_symbolic_index_size_keeps_jax_transpose():
+    # jax.export with a symbolic number of indices: the cotangent's size is unknown, so the
+    # CUDA program keeps JAX's scatter-add (the size rule must not compare symbolic sizes).
+    (b,) = jax.export.symbolic_shape("b")
+    x, i = jax.ShapeDtypeStruct((4096, 1024), jnp.float32), jax.ShapeDtypeStruct((b,), jnp.int32)
+    grad = jax.jit(jax.grad(lambda x, i: dmljax.gather(x, i, 1, mode="clip").sum()))
+    gpu = jax.export.export(grad, platforms=["cuda"])(x, i).mlir_module()
+    assert "update_window_dims = [0], inserted_window_dims = [1]" in gpu
+
+
 @pytest.mark.parametrize("rows", [8192, 16384], ids=["32 MiB", "64 MiB"])
 def test_gpu_forward_of_a_long_axis_runs_in_blocks_from_64_mib(rows):
     # From GPU_FORWARD_MIN_BYTES on, the CUDA program is the CPU's (the blocks in two conditionals).
