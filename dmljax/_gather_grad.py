@@ -79,7 +79,10 @@ ROWS_MAX_INNER = 4
 #   32       0.97   0.96   1.13    1.17    1.11    1.02
 #   64                     1.12                             1.04
 #
-# bfloat16, inner 1: 1.08 at 16 MiB, 0.75 at 64 MiB; inner 4: 0.94 and 0.89.
+# bfloat16, inner 1: 1.08 at 16 MiB, 0.75 at 64 MiB; inner 4: 0.94 and 0.89. Other numbers
+# of indices, float32 along 1024: 64 indices 0.64 and 0.59 (16 and 64 MiB of cotangent; many
+# data rows), 4096 (repeats) 0.88, 0.80 and 0.26 (16, 64, 256 MiB), 0.92 for inner 4 at
+# 64 MiB, 16 indices 0.83 at 64 MiB.
 GPU_FLAT_MAX_INNER = 32
 GPU_FLAT_BYTES_PER_INNER = 2**23
 
