@@ -152,14 +152,13 @@ def rows_tangent(data_dot: jax.Array, index: jax.Array, *, axis: int, mode: Inde
 def gather_flat_tangent(data_dot: jax.Array, index: jax.Array, *, axis: int, mode: IndexMode) -> jax.Array:
     """ONNX Gather's tangent on one CUDA GPU: one gather from the flattened ``data_dot``.
 
-    The data is viewed as ``(outer, size, inner)`` and the index as ``(k,)``, so each of the
-    ``outer * k * inner`` results reads one element at its flat position.
+    `flat_tangent` on the data viewed as ``(outer, size, inner)``, with the index ``(k,)``
+    broadcast to ``(outer, k, inner)``: each result reads one element at its flat position.
     """
     shape = data_dot.shape
     outer, inner = math.prod(shape[:axis]), math.prod(shape[axis + 1 :])
     along = lax.broadcast_in_dim(index.reshape(-1), (outer, index.size, inner), (1,))
-    lin = flat_positions(along, (outer, shape[axis], inner), 1, mode)
-    out = _take_leading(data_dot.reshape(-1), lin.reshape(-1), mode)
+    out = flat_tangent(data_dot.reshape(outer, shape[axis], inner), along, axis=1, mode=mode)
     return out.reshape(shape[:axis] + index.shape + shape[axis + 1 :])
 
 
