@@ -81,8 +81,8 @@ Where the CPU time goes (2^22 words, medians of 11-15 rounds, jax 0.10.2): the r
 that computes the planes takes 0.33-0.37x JAX's ``philox4x32`` time and the interleave
 0.22-0.25x, the time of a copy of the output (1.35 ms against 1.22 ms for ``x + 1``). The
 reduce's loop computes 8 blocks a vector in about 190 instructions and is bound by its
-multiplies (two ``vpmulld`` and four ``vpmuludq`` a round); ``add_128``'s select instead of
-a carry chain took 5-10% off it. Rejected since: two blocks per reduce iteration (eight
+multiplies (two ``vpmulld`` and four ``vpmuludq`` a round; `add_128` says what its select
+instead of a carry chain took off it). Rejected since: two blocks per reduce iteration (eight
 planes, two independent chains): planes as fast, the interleave of eight 0.88x JAX's time
 in all; the low word from the high word's uint64 product (one multiply, two uses: LLVM
 widens with zero-extends and shuffles): planes 2.1x slower; the rounds in uint64 lanes:
