@@ -174,7 +174,23 @@ def test_torch_contenders_compute_what_dmljax_computes():
                 for a, b in zip(ours, theirs, strict=True):
                     np.testing.assert_array_equal(a, b, err_msg=case.name)
                 checked.append(case.name)
-    assert len(checked) == 20  # 6 array operations (gathers along both axes), fwd and bwd; 8 layouts
+    assert len(checked) == 21  # 6 array operations (gathers along both axes), fwd and bwd; 9 layouts
+
+
+def test_every_layout_contender_computes_what_dmljax_computes():
+    """The baselines (hand-written ``jnp``, the fastest formulations, NumPy) of each read/write case."""
+    from dmljax.bench import strided
+
+    names = []
+    for case in strided.cases([8192]):
+        ours = _host(block(case.contenders["dmljax"]()))
+        for name, contender in case.contenders.items():
+            theirs = _host(block(contender()))
+            assert len(ours) == len(theirs), (case.name, name)
+            for a, b in zip(ours, theirs, strict=True):
+                np.testing.assert_array_equal(a, b, err_msg=f"{case.name}: {name}")
+        names.append(case.name)
+    assert sum(name.startswith("padded rows +8") for name in names) == 4  # read, write on two buffers, write bwd
 
 
 def test_torch_random_contender_gives_32_bits():
