@@ -3,16 +3,15 @@
 Each case is a float32 tensor of about ``nbytes`` bytes; contenders: dmljax (jitted,
 descriptor static), the hand-written ``jnp`` formulation of the same layout (the
 reference for ratios), NumPy's ``as_strided(...).copy()`` and, when installed, torch's
-``as_strided(...).clone()`` (`dmljax.bench._torch`). The NHWC read and the
-padded write also run backward. The padded write's reference is the fastest formulation
-found (issue #12), ``concat``: the value rows next to the buffer's pad columns. It runs on
-DirectML's minimum buffer, which ends at the last element, 8 short of the last row's
-padding (XLA then copies the output once more: `dmljax._strided`), and, forward only, on a
-buffer of whole rows (one pass). The NHWC
-read's reference is the fastest found at its size (`dmljax._transpose`): ``tiles16``
-(16x16 tiles, then 64-byte rows, which XLA CPU fuses into one loop) below
-`TWO_PASS_MIN_BYTES`, ``two_pass`` (the same two steps kept apart by a conditional XLA
-cannot fold) from there on.
+``as_strided(...).clone()`` (`dmljax.bench._torch`). The NHWC read and the padded write
+also run backward. The padded write's reference is the fastest formulation found (issue
+#12), ``concat``: the value rows next to the buffer's pad columns. It runs on DirectML's
+minimum buffer, which ends at the last element, 8 short of the last row's padding (XLA
+then copies the output once more: `dmljax._strided`), and, forward only, on a buffer of
+whole rows (one pass). The NHWC read's reference is the fastest found at its size
+(`dmljax._transpose`): ``tiles16`` (16x16 tiles, then 64-byte rows, which XLA CPU fuses
+into one loop) below `TWO_PASS_MIN_BYTES`, ``two_pass`` (the same two steps kept apart by
+a conditional XLA cannot fold) from there on.
 """
 
 from __future__ import annotations
