@@ -163,16 +163,21 @@ def _host(value) -> list[np.ndarray]:
     return [np.asarray(leaf.detach() if hasattr(leaf, "detach") else leaf) for leaf in leaves]
 
 
+def _assert_computes_what_dmljax_computes(case: Case, name: str) -> None:
+    """Contender ``name`` of ``case`` returns dmljax's values, leaf by leaf (torch and NumPy on the host)."""
+    ours, theirs = _host(block(case.contenders["dmljax"]())), _host(block(case.contenders[name]()))
+    assert len(ours) == len(theirs), (case.name, name)
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_array_equal(a, b, err_msg=f"{case.name}: {name}")
+
+
 def test_torch_contenders_compute_what_dmljax_computes():
     pytest.importorskip("torch")
     checked = []
     for module_name in ("dmljax.bench.ops", "dmljax.bench.strided"):
         for case in importlib.import_module(module_name).cases([8192]):
             if _torch.NAME in case.contenders:
-                ours, theirs = _host(block(case.contenders["dmljax"]())), _host(case.contenders[_torch.NAME]())
-                assert len(ours) == len(theirs), case.name
-                for a, b in zip(ours, theirs, strict=True):
-                    np.testing.assert_array_equal(a, b, err_msg=case.name)
+                _assert_computes_what_dmljax_computes(case, _torch.NAME)
                 checked.append(case.name)
     assert len(checked) == 21  # 6 array operations (gathers along both axes), fwd and bwd; 9 layouts
 
@@ -183,12 +188,8 @@ def test_every_layout_contender_computes_what_dmljax_computes():
 
     names = []
     for case in strided.cases([8192]):
-        ours = _host(block(case.contenders["dmljax"]()))
-        for name, contender in case.contenders.items():
-            theirs = _host(block(contender()))
-            assert len(ours) == len(theirs), (case.name, name)
-            for a, b in zip(ours, theirs, strict=True):
-                np.testing.assert_array_equal(a, b, err_msg=f"{case.name}: {name}")
+        for name in case.contenders:
+            _assert_computes_what_dmljax_computes(case, name)
         names.append(case.name)
     assert sum(name.startswith("padded rows +8") for name in names) == 4  # read, write on two buffers, write bwd
 
