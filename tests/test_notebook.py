@@ -209,7 +209,8 @@ def test_sparse_model_beats_its_baselines_on_held_out_data(executed):
     printed = executed[1]
     assert "8192 rows, 512 touched per step (6.25%)" in printed
     assert "rows changed by one step: 512, all inside the batch: True" in printed
-    assert "sparse step == dense SGD step, bit for bit: True" in printed
+    assert "dense gradient outside the batch all zero: True" in printed
+    assert "sparse gradient == dense gradient's batch rows, bit for bit: True" in printed
     match = re.search(
         r"held-out accuracy ([\d.]+) after \d+ steps \(majority baseline ([\d.]+), Bayes-optimal ([\d.]+)\)", printed
     )

@@ -1,0 +1,178 @@
+"""`compile_operator`: validate a descriptor, then adapt buffers to the array function.
+
+The flow of every compiled operator: each input buffer -> `read_tensor` through its
+descriptor (`read_operand`: layout changes the operator fuses) -> the operator's one array
+function (`scatter`, `gather`, `gather_elements`, `slice1`, `random_generator`) ->
+`write_tensor` into a zero buffer of ``total_tensor_size_in_bytes // itemsize`` elements
+laid out by the output descriptor.
+No operator semantics live here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from dmljax._buffers.strided import check_buffer, read_operand, write_tensor
+from dmljax._buffers.tensor_desc import TensorDesc
+from dmljax._core.errors import fail
+from dmljax._descriptors.feature_levels import FeatureLevel, as_feature_level
+from dmljax._descriptors.operator_descs import (
+    GatherElementsOperatorDesc,
+    GatherOperatorDesc,
+    RandomGeneratorOperatorDesc,
+    ScatterOperatorDesc,
+    Slice1OperatorDesc,
+)
+from dmljax._descriptors.validate import validate_operator_desc
+from dmljax._ops.gather import gather, gather_elements
+from dmljax._ops.scatter import scatter
+from dmljax._ops.slice1 import slice1
+from dmljax._random.generator import random_generator
+
+__all__ = ["compile_operator"]
+
+
+def compile_operator(desc: Any, feature_level: Any = FeatureLevel.LATEST) -> Callable[..., Any]:
+    """Validate an operator descriptor at a feature level and return it as a jitted function.
+
+    The counterpart of ``IDMLDevice::CreateOperator`` + ``CompileOperator`` on a device of
+    ``feature_level``. Validation covers the operator's availability, every tensor's
+    dimension count and data type in the level's row of the operator's support table,
+    the shape rules between tensors, the axis, window, output and state sizes, buffer
+    sizes (at most 2^32 - 1 elements) and that no output descriptor aliases, all before
+    anything is traced.
+
+    The returned function takes one flat 1-D buffer per input tensor, in the struct's
+    order, each read through its descriptor's strides (packed, NHWC, padded and broadcast
+    buffers all work). DirectML binds ``TotalTensorSizeInBytes``; dmljax reads only the
+    elements the descriptor covers, so a buffer needs ``min_buffer_elements``. It
+    returns the output buffer: ``total_tensor_size_in_bytes // itemsize`` elements laid
+    out by the output descriptor's strides, zero where the descriptor covers no element.
+    RandomGenerator with an ``output_state_tensor`` returns ``(output, output_state)``.
+    The function is pure and jitted (descriptors are static), and differentiable in its
+    float buffers.
+
+    Indices inside a compiled operator are traced values, so the array functions' traced
+    defaults apply, as DirectML's do: negative values of signed types count from the end
+    of the axis; out-of-range values are read clamped by Gather and GatherElements
+    ("all reads are safely clamped") and dropped by Scatter (the input element stays).
+    Duplicate Scatter indices leave unspecified which update wins.
+
+    Args:
+      desc: a `ScatterOperatorDesc`, `GatherOperatorDesc`, `GatherElementsOperatorDesc`,
+        `Slice1OperatorDesc` or `RandomGeneratorOperatorDesc`.
+      feature_level: a `FeatureLevel`, DirectML's integer value or a string like ``"3.0"``.
+
+    Returns:
+      A jitted function from input buffers to the output buffer (or a tuple of them).
+
+    Raises:
+      ValidationError: the operator or a tensor is not supported at ``feature_level``, or a
+        rule between members is broken; the message names the struct, the member, the
+        rule, the level and the value. When called: a buffer is not 1-D, has another
+        type than its descriptor or is too short.
+      TypeError: ``desc`` or ``feature_level`` is of an unknown kind.
+
+    Examples:
+      >>> from dmljax import TensorDesc, ScatterOperatorDesc
+      >>> data, index = TensorDesc("float32", (5,)), TensorDesc("uint32", (4,))
+      >>> desc = ScatterOperatorDesc(data, index, TensorDesc("float32", (4,)), data, axis=0)
+      >>> op = compile_operator(desc, "3.0")
+      >>> op(jnp.arange(5.0), jnp.array([3, 1, 4, 0], jnp.uint32), jnp.array([5.0, 6, 7, 8]))  # unique indices
+      Array([8., 6., 2., 5., 7.], dtype=float32)
+      >>> compile_operator(desc, "2.1")
+      Traceback (most recent call last):
+      ...
+      dmljax.ValidationError: ScatterOperatorDesc: input_tensor.dimension_count must be 4 at feature level...
+    """
+    level = as_feature_level(feature_level, "compile_operator")
+    validate_operator_desc(desc, level)
+    struct = type(desc).__name__
+
+    def compiled(*buffers: jax.typing.ArrayLike) -> Any:
+        return _run(desc, buffers)
+
+    compiled.__name__ = compiled.__qualname__ = struct
+    inputs = ", ".join(_buffer_name(m) for m in _INPUTS[type(desc)])
+    compiled.__doc__ = f"{struct} compiled at feature level {level}: ({inputs}) -> output buffer(s)."
+    return jax.jit(compiled)
+
+
+def _buffer_name(member: str) -> str:
+    return member.removesuffix("_tensor") + "_buffer"
+
+
+def _run(desc: Any, buffers: tuple[Any, ...]) -> Any:
+    """Read every input buffer, apply the operator's array function, write every output buffer."""
+    inputs = _INPUTS[type(desc)]
+    if len(buffers) != len(inputs):
+        names = ", ".join(_buffer_name(m) for m in inputs)
+        raise TypeError(f"{type(desc).__name__}: takes {len(inputs)} buffers ({names}); got {len(buffers)}.")
+    arrays = [_read(desc, member, buffer) for member, buffer in zip(inputs, buffers, strict=True)]
+    results = _OPERATORS[type(desc)](desc, *arrays)
+    outputs = [m for m in ("output_tensor", "output_state_tensor") if getattr(desc, m, None) is not None]
+    written = tuple(_write(getattr(desc, m), value) for m, value in zip(outputs, results, strict=False))
+    return written[0] if len(written) == 1 else written
+
+
+def _read(desc: Any, member: str, buffer: jax.typing.ArrayLike) -> jax.Array:
+    """The logical tensor of ``desc.<member>`` read from its flat buffer."""
+    tensor: TensorDesc = getattr(desc, member)
+    if not isinstance(buffer, jax.Array):  # under `jax.jit` every array argument is a tracer
+        rule = f"be a 1-D array of {tensor.dtype.name} (a flat buffer)"
+        raise TypeError(str(fail(type(desc).__name__, _buffer_name(member), rule, buffer)))
+    buffer = check_buffer(type(desc).__name__, _buffer_name(member), buffer, tensor)
+    return read_operand(buffer, tensor)  # the operator fuses the layout change (no tiles)
+
+
+def _write(tensor: TensorDesc, value: jax.Array) -> jax.Array:
+    """A zero buffer of ``total_tensor_size_in_bytes // itemsize`` with ``value`` laid out by ``tensor``."""
+    zeros = jnp.zeros(tensor.buffer_elements, tensor.dtype.dtype)
+    return write_tensor(zeros, tensor, value.reshape(tensor.sizes))
+
+
+# The input tensors of each struct, in the struct's order: one buffer each.
+_INPUTS: dict[type, tuple[str, ...]] = {
+    ScatterOperatorDesc: ("input_tensor", "indices_tensor", "updates_tensor"),
+    GatherOperatorDesc: ("input_tensor", "indices_tensor"),
+    GatherElementsOperatorDesc: ("input_tensor", "indices_tensor"),
+    Slice1OperatorDesc: ("input_tensor",),
+    RandomGeneratorOperatorDesc: ("input_state_tensor",),
+}
+
+
+def _scatter(desc: ScatterOperatorDesc, data: jax.Array, indices: jax.Array, updates: jax.Array) -> tuple[jax.Array]:
+    return (scatter(data, indices, updates, desc.axis),)
+
+
+def _gather(desc: GatherOperatorDesc, data: jax.Array, indices: jax.Array) -> tuple[jax.Array]:
+    """DML_GATHER as ONNX `gather` on the indices' last ``index_dimensions`` dimensions."""
+    kept = indices.shape[indices.ndim - desc.index_dimensions :] if desc.index_dimensions else ()
+    return (gather(data, indices.reshape(kept), desc.axis),)
+
+
+def _gather_elements(desc: GatherElementsOperatorDesc, data: jax.Array, indices: jax.Array) -> tuple[jax.Array]:
+    return (gather_elements(data, indices, desc.axis),)
+
+
+def _slice1(desc: Slice1OperatorDesc, data: jax.Array) -> tuple[jax.Array]:
+    window = (desc.input_window_offsets, desc.input_window_sizes, desc.input_window_strides)
+    return (slice1(data, *window, output_sizes=desc.output_tensor.sizes),)
+
+
+def _random_generator(desc: RandomGeneratorOperatorDesc, state: jax.Array) -> tuple[jax.Array, jax.Array]:
+    return random_generator(state, desc.output_tensor.sizes)
+
+
+# The array function behind each struct: logical inputs -> logical outputs, in the struct's order.
+_OPERATORS: dict[type, Callable[..., tuple[jax.Array, ...]]] = {
+    ScatterOperatorDesc: _scatter,
+    GatherOperatorDesc: _gather,
+    GatherElementsOperatorDesc: _gather_elements,
+    Slice1OperatorDesc: _slice1,
+    RandomGeneratorOperatorDesc: _random_generator,
+}

@@ -1,0 +1,321 @@
+"""Range checks of index values, exact at every width: on the host, on the device, under checkify.
+
+Where the values of an indices argument are known, `prepare_indices` decides what to check:
+
+* **Host values** (NumPy arrays, Python ints and lists) are checked with NumPy on their
+  full-width values, and, when ``jax_enable_x64`` is off, 64-bit values outside the 32-bit
+  range are mapped on the host to uint32 positions that mean the same (`narrow_on_host`)
+  before JAX would truncate them.
+* **Concrete JAX arrays** (sharded ones too, across processes) are never copied to the host:
+  a small jitted program (`index_range`) reduces the indices to their min and max, two
+  replicated scalars that every process can read; it is dispatched before the operator's
+  own program, which is the very program a jitted call runs. Only a failing call locates
+  the first bad index, on the device (`raise_out_of_range`).
+* **Traced indices** are not checked eagerly; `IndexMode.CHECKED` adds a checkify check
+  (`checkify_in_bounds`).
+
+Measured for eager calls (issue #12; ``python -m dmljax --only eager``: the default-mode call
+on concrete device arrays against the same call inside `jax.jit`; float32 ``(rows, 1024)``,
+int32 indices; a shared 2-core x86-64 KVM guest, XLA CPU, jax 0.10.2, medians of 9 rounds,
++-10-20% between runs):
+
+* **A program of its own, not fused.** The min/max used to run in the operator's program.
+  That changed XLA CPU's fusion of the operator: gather along axis 1 then wrote its output
+  transposed and copied it after, 5.3-5.9x the jitted call at 1 MiB, 7.1-7.5x at 16 MiB,
+  12.7x at 256 MiB. An `lax.optimization_barrier` between the operator and the reduction
+  did not prevent it (8.2x at 16 MiB). With `index_range` apart, the operator's program is
+  the jitted one: gather axis 1 1.01-1.09x at 16 MiB. At 1 MiB fusing saved one dispatch
+  and one wait where the layout survived: gather_elements axis 1 1.53-1.58x fused against
+  1.48-1.66x apart, scatter 1.24-1.35x against 1.38-1.58x (gather axis 0: 2.0-2.1x fused,
+  1.44-1.65x apart); from 16 MiB on no difference beyond the noise.
+* **Order.** Check first (async dispatch queues the operator behind it), the operator first
+  (1 and 16 MiB), waiting for the check before dispatching the operator, or the operator
+  taking the check's result as an unused argument (16 MiB): all within 0.05x of each other;
+  waiting for the operator's result before reading the scalars (one wait instead of two) was
+  0.0-0.1x slower at 1 MiB. Check first keeps a GPU's stream busy while the host reads the
+  two scalars.
+* **Two stages.** A variadic min/max per row, then across the rows, runs in parallel over
+  the rows: 0.26-0.41 ms against 0.43-0.90 ms in one stage for 2^22 int32 indices (equal
+  when the other core is busy), but 2x slower at 2^18 (0.11 against 0.05 ms) and with rows
+  of 2 (1.9x): hence `_TWO_STAGE_SIZE` and `_TWO_STAGE_ROW`. Rejected: columns first (20 ms),
+  blocks of rows (8-9 ms), ``jnp.min`` and ``jnp.max`` (3.5-3.9 ms: XLA CPU's plain
+  reductions are slower than the variadic one), an element-wise tree over 8 slices (as one
+  stage). On other platforms one stage, as before (`lax.platform_dependent`).
+* **What is left.** The check reads the indices once more: gather_elements along axis 1
+  (indices as large as the data) 1.08-1.25x at 16 MiB and 1.16x at 256 MiB (fused: 1.31-1.34x
+  and 1.08x), scatter 1.04-1.14x and 0.86-1.09x, gather axis 0 1.16-1.24x and 0.97-1.02x; the
+  rest 1.01-1.14x. At 1 MiB (1.25-1.66x) fixed costs dominate: XLA CPU runs a program of up
+  to ~256 elements inline (check: 8 us dispatch, 1 us wait), a larger one on a worker thread
+  (13 us dispatch, ~47 us until the waiting thread wakes), against operators of 0.07-0.4 ms;
+  the Python validation costs ~7 us. Host work between calls costs more than itself there:
+  a jitted gather along axis 0 at 1 MiB took 73-81 us a call with 5-10 us of host work
+  between its calls and 107 us with 80 us or more (XLA CPU's workers go to sleep when idle;
+  medians of 8 blocks of 150 calls); the eager call's ~10 us of validation and dispatch
+  before the operator's moves it along that curve. Neither a host-side check of CPU
+  indices (a NumPy view, no copy) nor waiting by polling ``is_ready`` changed the eager
+  figures beyond their noise (+-30% at these sizes on this machine).
+* **On a GPU** (an H100 in a VM, jax 0.11.2, us a call, each call waited for): reading
+  two scalars from the GPU's memory is a device-to-host copy: a tiny jitted program read
+  with ``np.asarray`` took 277 us against 86 us without the read, and an eager gather along
+  axis 0 at 16 MiB 674 us against 85 us jitted. Starting the copy early
+  (``copy_to_host_async`` before dispatching the operator) did not help (347 us). So on a
+  GPU the check writes its two scalars to pinned host memory (`dispatch_range`, an
+  ``out_shardings`` with ``memory_kind="pinned_host"``): the host then waits only for the
+  program. The check and its read at 2^12 and 2^22 indices: 267 and 396 us from device
+  memory, 104 and 112 us from pinned host memory (100-109 us to wait for the program
+  alone); eager gather along axis 0 at 16 MiB 422 -> 202 us (jitted 76), gather_elements
+  along axis 1 563 -> 229 us (jitted 121). `python -m dmljax --only eager`: 3.3-4.4x the
+  jitted call at 16 MiB (5.4-8.0x before, same day) and 1.09-1.44x at 256 MiB. What is
+  left is the round trip itself; calls that must not wait pass ``mode=`` or run under
+  `jax.jit`. Measured on CUDA only (ROCm GPUs take the same path); TPUs keep the read
+  from device memory.
+* **Rejected: checking small CPU indices on the host.** A NumPy view of a single CPU
+  device's buffer costs 1.5 us (no copy) and min/max 3 us for 2^12 values, 37 us for 2^18,
+  but the calls were no faster (within 0.05x at 1 and 16 MiB, 5 cases, 2 runs): on 2 cores
+  the host's work competes with the operator's 2 threads. Reading the scalars:
+  ``np.asarray`` 21 us (with a tiny check), ``.tolist()`` 42, ``jax.device_get`` 64.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.experimental import checkify
+from jax.sharding import SingleDeviceSharding
+
+from dmljax._core.dtypes import x64_enabled
+from dmljax._ops.indices import UINT32_MAX, IndexMode, IndexPolicy
+
+__all__ = [
+    "call_checked",
+    "check_host",
+    "checkify_in_bounds",
+    "dispatch_range",
+    "index_range",
+    "narrow_on_host",
+    "prepare_indices",
+    "raise_out_of_range",
+]
+
+
+def prepare_indices(
+    op: str, indices: jax.Array | np.ndarray, axis_size: int, axis: int, policy: IndexPolicy
+) -> tuple[jax.Array, bool]:
+    """Indices ready for an operator's array function, and whether a device range check is due.
+
+    Host values are checked now (``policy.eager_check``) and narrowed exactly; concrete JAX
+    arrays that need a check return ``True``: the caller runs its array function through
+    `call_checked`.
+    """
+    if isinstance(indices, np.ndarray):
+        if policy.eager_check:
+            check_host(op, indices, axis_size, axis)
+        if indices.dtype.itemsize == 8 and not x64_enabled():
+            indices = narrow_on_host(indices, axis_size, policy.mode)
+        return jnp.asarray(indices), False
+    return indices, policy.eager_check and not isinstance(indices, jax.core.Tracer)
+
+
+@functools.lru_cache(maxsize=256)
+def _bounds(dtype: np.dtype, axis_size: int) -> tuple[int, int]:
+    """The valid index range ``[low, high]`` along an axis, clipped to what ``dtype`` holds."""
+    info = np.iinfo(dtype)
+    low = -axis_size if dtype.kind == "i" else 0
+    return max(low, int(info.min)), min(axis_size - 1, int(info.max))
+
+
+def _message(op: str, value: Any, axis: int, axis_size: int, where: str, signed: bool) -> str:
+    low = -axis_size if signed else 0
+    return (
+        f"{op}: index {value} is out of bounds for axis {axis} with size {axis_size} "
+        f"({where}; valid range [{low}, {axis_size - 1}])."
+    )
+
+
+def check_host(op: str, values: np.ndarray, axis_size: int, axis: int) -> None:
+    """Raise `IndexError` for the first host value outside the valid range of the axis.
+
+    Examples:
+      >>> check_host("gather", np.array([[0, 2], [-4, 1]]), 3, 0)
+      Traceback (most recent call last):
+      ...
+      IndexError: gather: index -4 is out of bounds for axis 0 with size 3 (indices[1, 0]; valid range [-3, 2]).
+    """
+    if values.size == 0:
+        return
+    low, high = _bounds(values.dtype, axis_size)
+    if int(values.min()) >= low and int(values.max()) <= high:
+        return
+    bad = (values < values.dtype.type(low)) | (values > values.dtype.type(high))
+    position = tuple(int(p) for p in np.argwhere(bad)[0])
+    where = f"indices[{', '.join(str(p) for p in position)}]"
+    raise IndexError(_message(op, values[position], axis, axis_size, where, values.dtype.kind == "i"))
+
+
+def narrow_on_host(values: np.ndarray, axis_size: int, mode: IndexMode) -> np.ndarray:
+    """64-bit host indices as 32-bit ones with the same meaning along an axis of ``axis_size``.
+
+    Values that fit the 32-bit type of their kind are cast (what JAX does with x64 off).
+    Otherwise the decision is taken at full width and the result is uint32 positions:
+    in-range values wrapped into ``[0, n)``; out-of-range ones ``2^32 - 1`` (``>= n``:
+    clamped to ``n - 1`` or filled/dropped), or ``0`` below ``-n`` under `IndexMode.CLIP`.
+
+    Examples:
+      >>> narrow_on_host(np.array([2**32 + 1, -1, -(2**40)]), 3, IndexMode.CLIP)
+      array([4294967295,          2,          0], dtype=uint32)
+      >>> narrow_on_host(np.array([-1, 2]), 3, IndexMode.CLIP)
+      array([-1,  2], dtype=int32)
+    """
+    narrow = np.dtype("int32") if values.dtype.kind == "i" else np.dtype("uint32")
+    info = np.iinfo(narrow)
+    if values.size == 0 or (int(values.min()) >= info.min and int(values.max()) <= info.max):
+        return values.astype(narrow)
+    wide = values.astype(np.int64) if values.dtype.kind == "i" else values
+    signed = values.dtype.kind == "i"
+    low = -axis_size if signed else 0
+    inside = (wide >= low) & (wide < axis_size) if signed else wide < np.uint64(axis_size)
+    positions = np.full(values.shape, UINT32_MAX, np.uint32)
+    if signed:
+        wrapped = np.where(wide < 0, wide + axis_size, wide)
+        positions[inside] = wrapped[inside].astype(np.uint32)
+        if mode is IndexMode.CLIP:
+            positions[wide < low] = 0
+    else:
+        positions[inside] = wide[inside].astype(np.uint32)
+    return positions
+
+
+def _index_range(indices: jax.Array) -> jax.Array:
+    """``[min, max]`` of the indices in their own type (identity values when empty).
+
+    One variadic reduction (min and max in one pass: on XLA CPU 4-5x faster than ``jnp.min``
+    and ``jnp.max``). On XLA CPU, large indices (`_TWO_STAGE_SIZE`) reduce in two stages:
+    along the last axis first (in parallel over the rows), then across the rows.
+
+    Examples:
+      >>> index_range(jnp.array([[3, -2], [0, 7]]))
+      Array([-2,  7], dtype=int32)
+      >>> index_range(jnp.zeros((0,), jnp.uint32))
+      Array([4294967295,          0], dtype=uint32)
+    """
+    if indices.size >= _TWO_STAGE_SIZE and indices.ndim >= 2 and indices.shape[-1] >= _TWO_STAGE_ROW:
+        found = lax.platform_dependent(indices, cpu=_two_stage, default=_one_stage)
+    else:
+        found = _one_stage(indices)
+    return jnp.stack(found)
+
+
+# Two stages on XLA CPU from 2^21 indices with rows of at least 16 (see the module doc).
+_TWO_STAGE_SIZE = 2**21
+_TWO_STAGE_ROW = 16
+
+
+def _min_max(low: jax.Array, high: jax.Array, dims: tuple[int, ...]) -> tuple[jax.Array, jax.Array]:
+    dtype = np.dtype(low.dtype)
+    info = np.iinfo(dtype)
+    init = (np.asarray(info.max, dtype), np.asarray(info.min, dtype))
+    return lax.reduce((low, high), init, lambda a, b: (lax.min(a[0], b[0]), lax.max(a[1], b[1])), dims)
+
+
+def _one_stage(indices: jax.Array) -> tuple[jax.Array, jax.Array]:
+    return _min_max(indices, indices, tuple(range(indices.ndim)))
+
+
+def _two_stage(indices: jax.Array) -> tuple[jax.Array, jax.Array]:
+    rows = _min_max(indices, indices, (indices.ndim - 1,))
+    return _min_max(*rows, tuple(range(indices.ndim - 1)))
+
+
+index_range = jax.jit(_index_range)
+
+
+@functools.lru_cache(maxsize=64)
+def _index_range_to_host(device: jax.Device) -> Callable[[jax.Array], jax.Array]:
+    """`index_range` writing its two scalars to ``device``'s pinned host memory."""
+    return jax.jit(_index_range, out_shardings=SingleDeviceSharding(device, memory_kind="pinned_host"))
+
+
+def dispatch_range(indices: jax.Array) -> jax.Array:
+    """Dispatch `index_range` of concrete ``indices``; on a GPU its result is written to host memory.
+
+    Reading two scalars from a GPU's memory is a device-to-host copy (277 us on an H100 VM,
+    see the module doc); from pinned host memory the host waits only for the program.
+
+    Examples:
+      >>> dispatch_range(jnp.array([3, -2, 7])).tolist()
+      [-2, 7]
+    """
+    sharding = indices.sharding
+    if isinstance(sharding, SingleDeviceSharding):
+        device: jax.Device = next(iter(sharding.device_set))
+        if device.platform == "gpu":
+            return _index_range_to_host(device)(indices)
+    return index_range(indices)
+
+
+def raise_out_of_range(op: str, indices: jax.Array, found: jax.Array, axis_size: int, axis: int) -> None:
+    """Raise `IndexError` naming the first bad index if ``found`` (``[min, max]``) leaves the axis."""
+    low, high = _bounds(np.dtype(indices.dtype), axis_size)
+    found_low, found_high = np.asarray(found).tolist()  # two replicated scalars
+    if found_low >= low and found_high <= high:
+        return
+    position, value = (np.asarray(v).item() for v in _first_bad(indices, low, high))
+    where = f"indices[{', '.join(str(int(p)) for p in np.unravel_index(position, indices.shape))}]"
+    raise IndexError(_message(op, value, axis, axis_size, where, np.dtype(indices.dtype).kind == "i"))
+
+
+@functools.partial(jax.jit, static_argnums=(1, 2))
+def _first_bad(indices: jax.Array, low: int, high: int) -> tuple[jax.Array, jax.Array]:
+    """The flat position and the value of the first index outside ``[low, high]``, on the device."""
+    flat = indices.ravel()
+    dtype = np.dtype(indices.dtype)
+    bad = (flat < np.asarray(low, dtype)) | (flat > np.asarray(high, dtype))
+    first = jnp.argmax(bad)
+    return first, flat[first]
+
+
+def checkify_in_bounds(op: str, indices: jax.Array, axis_size: int, axis: int) -> None:
+    """Add a `checkify.check` that every (traced) index is in range; name the first bad one."""
+    dtype = np.dtype(indices.dtype)
+    low, high = _bounds(dtype, axis_size)
+    flat = indices.ravel()
+    bad = (flat < np.asarray(low, dtype)) | (flat > np.asarray(high, dtype))
+    first = jnp.argmax(bad)
+    shown_low = -axis_size if dtype.kind == "i" else 0
+    checkify.check(
+        ~jnp.any(bad),
+        f"{op}: index {{value}} is out of bounds for axis {axis} with size {axis_size} "
+        f"(flat position {{position}} of indices shape {indices.shape}; valid range [{shown_low}, {axis_size - 1}]).",
+        value=flat[first],
+        position=first,
+    )
+
+
+def call_checked(op: str, impl: Callable[..., jax.Array], args: tuple, due: bool, **static: Any) -> jax.Array:
+    """``impl(*args, **static)``; if a device range check is ``due``, check ``args[1]`` (the indices)
+    against axis ``static["axis"]`` of ``args[0]``.
+
+    The check is its own small program (`index_range`), dispatched before the operator's:
+    the operator's program is the one a jitted call runs, queued while the check runs, and
+    its result is returned only once the two scalars the check reads are in range. If
+    another argument is traced (concrete indices closed over under `jax.jit`), the check
+    runs at trace time.
+    """
+    if not due:
+        return impl(*args, **static)
+    indices, axis = args[1], static["axis"]
+    axis_size = args[0].shape[axis]
+    if any(isinstance(a, jax.core.Tracer) for a in args):
+        with jax.ensure_compile_time_eval():  # concrete indices under a trace: check them now
+            raise_out_of_range(op, indices, index_range(indices), axis_size, axis)
+        return impl(*args, **static)
+    found = dispatch_range(indices)
+    out = impl(*args, **static)
+    raise_out_of_range(op, indices, found, axis_size, axis)
+    return out

@@ -1,0 +1,499 @@
+"""Philox 4x32-10 in `lax` ops: the block function, 128-bit counters, the output stream.
+
+The stream of DML_RANDOM_GENERATOR (SPEC §4): output element ``n`` in row-major order
+is word ``n % 4`` of ``philox4x32_10(counter + n // 4, key)``.
+
+How the stream is laid out for XLA (measured on XLA CPU, see PERF_NOTES.md): XLA emits
+one loop per fusion output and would recompute a whole block for each of its four
+words, and it does not fuse sibling outputs. A variadic `lax.reduce` does compute all
+four words of a block in one loop iteration, so `block_planes` feeds the four words
+through a reduce over a padded axis of two (the pad half computes nothing) and gets
+four word planes for a quarter of the per-element arithmetic; `interleave` then puts
+them in place with a select on ``n % 4``, which vectorises (a ``stack(...).reshape`` or
+a transpose does not). Every counter comes from `lax.broadcasted_iota`, so XLA's SPMD
+partitioner gives each device the blocks of its own slice with no communication.
+
+On the CPU, the output is generated in its own shape, row by row (`rows`, `tile`): each
+row knows the stream index of its first value from a counter per axis. A row that starts on a block
+boundary computes its ``ceil(C / 4)`` blocks; one that starts inside a block (a last axis
+that is not a multiple of 4) computes one block more, and `_shifted_interleave` gives each
+output element the value ``start % 4 + lane`` places on, from its lane's two blocks (8
+candidates): (4096, 1023) and (65536, 1023) run in 0.55x and 0.52x the time of JAX's
+``philox4x32`` bits, as fast as whole blocks, where shifting the planes first (a select
+among four static slices per plane, 16 candidates an element) ran 0.74x and 0.65x, and a
+block per element 2.6x the aligned time (rows shorter than `SHORT_ROW` still do that, at
+peak memory 1x). The distributions run on the same rows, their values computed per
+block inside the reduce (``per_block``). A device tile of a sharded output is a tile
+with per-axis offsets (`_shard_local`).
+
+Cost of that layout: the planes are as large as the output, so peak memory is twice
+the output (XLA cannot interleave in place). On XLA CPU it takes about half the time of
+JAX's ``philox4x32`` bits: 0.48-0.55x at 2^22 and 2^26 words, aligned or in rows of 1023
+(2 cores, medians of 9 interleaved rounds, a shared and noisy machine).
+``xla_cpu_prefer_vector_width=512`` speeds it up on AVX-512 hosts (PERF_NOTES), and gives
+nothing on this AVX2 host (0.48-0.54x with and without it, same runs); `jax.jit` takes
+``compiler_options`` only at the top level, so dmljax's public functions compile a twin
+with it for their own eager calls on AVX-512 CPUs (`_vector_width`), and users pass it
+to their outermost `jit` (README, Performance).
+
+**Off the CPU** (`lax.platform_dependent`) every element computes its own block and keeps
+its word (`_per_element`, peak memory 1x the output), and a whole output on one device is
+one flat row of elements, reshaped (`_flat`). Measured on an H100 (jax 0.11.2, CUDA,
+medians of 7 pipelined repetitions), time / JAX's ``philox4x32`` bits, at 2^22 and 2^26
+words, (4096, 1024), (4096, 1023) and (65536, 1023): the reduce layout above 6.6, 13.4, 7.8,
+7.5 and 13.9 (peak memory 2.25-2.76x); one element per block computation, flat 1.26 and
+0.59 (1x memory); in rows of 1023 1.34 and 1.45 (rows that are not a multiple of 4 do not
+vectorise: hence one flat row). Rejected there: the words computed once per block and
+interleaved by ``stack(...).reshape`` (1.29-1.87, memory 2x; an optimization barrier changes
+nothing); a block per uint64 pair bitcast to uint32 (0.61 at 2^26, 1.02-1.51 at 16 MiB,
+and it needs uint64 values, i.e. x64, in the trace); a Pallas Triton kernel (no ``mulhi``
+lowering in jax 0.11.2).
+
+Measured and rejected on the CPU (jax 0.10.2, 2 cores): a
+phased layout that computes 1/K of the blocks at a time and writes them with a
+dynamic-update-slice along an unsharded phase axis reaches 1.16x the output at K = 8 and
+stays shard-local, but only inside a `lax.fori_loop`, whose fusions XLA CPU runs on one
+thread: 1.0-1.3x JAX's time. Unrolled in the entry computation the passes run in
+parallel, but XLA schedules every pass's planes first (about 3x) or, with a data
+dependency forcing the order, copies the result for the final reshape (2.1-2.3x).
+Phases along the output's own rows (the first written through a pad, the rest by an
+in-place dynamic-update-slice) stay at 2.0x when ordered by an optimization barrier (XLA
+CPU drops it and schedules both reduces first). A true data dependency (phase k's key
+plus ``min(out[0], 0)`` of phase k - 1's output) does order them: peak memory 1.5x,
+1.25x and 1.125x the output at K = 2, 4 and 8, bits equal, but XLA CPU runs pad and
+dynamic-update-slice fusions on one thread (no ``outer_dimension_partitions``): 0.87x
+(K = 2) and 1.03x (K = 8) JAX's time against 0.57x for the planes, at 2^22 words; and
+a static dynamic-update-slice along a sharded axis is no longer elementwise for the
+partitioner. Writing phase k with a full-size select between its padded values and phase
+k - 1's output (elementwise, so parallel and in place) stays at 2.0x: XLA fuses phase
+k - 1 into that select, both phases' planes alive. One block per uint64 pair of words,
+bitcast to uint32 (no planes, peak 1.0x): XLA CPU expands the narrowing bitcast-convert
+into shifts inside the loop, so each uint32 element recomputes its block: 1.30x JAX's
+time. Other interleaves of the
+materialised planes, against the select (5.6 ms at 2^22 words): ``stack(...).reshape``
+1.37x, two uint64 planes bitcast 1.34x, the reduce emitting the uint64 planes itself
+1.70x. A pad axis major instead of minor in the reduce: the same time (XLA normalises
+the layout). The low product word taken from the uint64 product (``mullo`` lowering):
+XLA folds it back into the uint32 multiply, same program. The loop already runs 8
+blocks a vector (``vpmuludq`` for the high words on AVX2).
+
+Where the CPU time goes (2^22 words, medians of 11-15 rounds, jax 0.10.2): the reduce
+that computes the planes takes 0.33-0.37x JAX's ``philox4x32`` time and the interleave
+0.22-0.25x, the time of a copy of the output (1.35 ms against 1.22 ms for ``x + 1``). The
+reduce's loop computes 8 blocks a vector in about 190 instructions and is bound by its
+multiplies (two ``vpmulld`` and four ``vpmuludq`` a round; `add_128` says what its select
+instead of a carry chain took off it). Rejected since: two blocks per reduce iteration (eight
+planes, two independent chains): planes as fast, the interleave of eight 0.88x JAX's time
+in all; the low word from the high word's uint64 product (one multiply, two uses: LLVM
+widens with zero-extends and shuffles): planes 2.1x slower; the rounds in uint64 lanes:
+1.45x slower; an output of shape (m, 4) whose elements select their word from their
+block's rounds, in case LLVM merged the four (it does not: 1.24x JAX's time); a uint64
+per word pair under an optimization barrier before the bitcast (XLA drops the barrier
+and fuses the expanded bitcast: 2.9x); ``xla_cpu_use_fusion_emitters=false``: 0.92x; a
+block's words packed in two uint64 lanes, ``(x0, x2)`` and ``(x1, x3)``, so that each round
+is two ``vpmuludq`` (both words of both products) and no ``vpmulld`` (x64 on, 2^20 blocks,
+bits equal): planes 1.17-1.39x the uint32 planes' time, since a vector then holds 4 blocks
+instead of 8 and the shifts and blends cost more than the multiplies saved (a key built
+with a 64-bit multiply keeps the loop scalar: 6x); a block per output element in that
+packing (peak 1.0x) 1.38x JAX's time.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, cast
+
+import jax
+import jax.extend
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax._src.interpreters import mlir as mlir_internal  # broadcast_in_dim of symbolic shapes
+from jax.interpreters import ad, batching, mlir
+from jaxlib.mlir.dialects import stablehlo
+
+from dmljax._core.errors import fail
+from dmljax._core.platform import one_device_shape
+
+__all__ = ["philox4x32_10", "add_128", "block_planes", "interleave", "num_blocks", "rows", "stream", "tile"]
+
+# Random123 philox.h: PHILOX_M4x32_0 and PHILOX_M4x32_1, the round multipliers.
+PHILOX_M4X32_0 = np.uint32(0xD2511F53)
+PHILOX_M4X32_1 = np.uint32(0xCD9E8D57)
+# Random123 philox.h: PHILOX_W32_0 and PHILOX_W32_1, the Weyl key bumps (golden ratio, sqrt(3) - 1).
+PHILOX_W32_0 = np.uint32(0x9E3779B9)
+PHILOX_W32_1 = np.uint32(0xBB67AE85)
+# Random123 philox.h: philox4x32 defaults to 10 rounds (philox4x32_R(10, ...)).
+PHILOX_ROUNDS = 10
+
+Words = tuple[jax.Array, ...]
+
+
+def _mulhi_abstract_eval(x: jax.core.ShapedArray, *, m: int) -> jax.core.ShapedArray:
+    del m
+    return x.update(weak_type=False)
+
+
+def _mulhi_lowering(ctx: mlir.LoweringRuleContext, x: mlir.ir.Value, *, m: int) -> list[mlir.ir.Value]:
+    """``convert(convert(x, u64) * m >> 32, u32)`` in StableHLO: the widening multiply, with no u64 JAX value."""
+    aval = cast(jax.core.ShapedArray, ctx.avals_in[0])
+    u64 = mlir.ir.IntegerType.get_unsigned(64)
+    if not all(isinstance(d, int) for d in aval.shape):  # `jax.export` symbolic sizes: a broadcast scalar
+        wide_aval = aval.update(dtype=np.dtype(np.uint64), weak_type=False)
+        wide = mlir.aval_to_ir_type(ctx.module_context, wide_aval)
+
+        def splat(value: int) -> mlir.ir.Value:
+            scalar = mlir.ir_constant(np.uint64(value))
+            return mlir_internal.broadcast_in_dim(ctx, scalar, wide_aval, broadcast_dimensions=[])
+    else:
+        wide = mlir.ir.RankedTensorType.get(aval.shape, u64)
+
+        def splat(value: int) -> mlir.ir.Value:
+            return stablehlo.constant(mlir.ir.DenseElementsAttr.get_splat(wide, mlir.ir.IntegerAttr.get(u64, value)))
+
+    product = stablehlo.multiply(stablehlo.convert(wide, x), splat(m))
+    return [stablehlo.convert(x.type, stablehlo.shift_right_logical(product, splat(32)))]
+
+
+# The high half of ``m * x`` for a constant uint32 ``m``: a primitive of its own (see `_mulhi`).
+_mulhi_p = jax.extend.core.Primitive("dmljax_philox_mulhi")
+_mulhi_p.def_abstract_eval(_mulhi_abstract_eval)
+_mulhi_p.def_impl(lambda x, *, m: jax.jit(functools.partial(_mulhi_p.bind, m=m))(x))
+mlir.register_lowering(_mulhi_p, _mulhi_lowering)
+batching.defvectorized(_mulhi_p)
+ad.defjvp(_mulhi_p, None)
+
+
+def _mulhi(m: np.uint32, x: jax.Array) -> jax.Array:
+    """High 32 bits of ``m * x`` (uint32 ``x``): one widening uint64 multiply, emitted straight as StableHLO.
+
+    Not `lax.mulhi`: its ``chlo.mulhi`` fails to compile whenever the program is
+    partitioned over more than one device, even with a replicated output ("Unable to
+    convert MHLO to StableHLO", jax 0.10.2). Not a uint64 multiply traced under
+    ``jax.enable_x64``: that toggles global config inside a trace. Not a 16-bit split
+    multiply: in the reduce loop XLA CPU runs it 5-10x slower. The primitive lowers to
+    exactly the ops of JAX's own mulhi fallback (convert, multiply, shift, convert), which
+    XLA vectorises and the partitioner treats as elementwise; uint64 exists only inside
+    the lowering, whatever the x64 setting.
+    """
+    return _mulhi_p.bind(x, m=int(m))
+
+
+def _rounds(x: Words, k0: jax.Array, k1: jax.Array) -> Words:
+    """Ten Philox rounds on four word arrays; the key is bumped before rounds 2 to 10."""
+    x0, x1, x2, x3 = x
+    for r in range(PHILOX_ROUNDS):
+        if r:
+            k0, k1 = k0 + PHILOX_W32_0, k1 + PHILOX_W32_1
+        hi0, lo0 = _mulhi(PHILOX_M4X32_0, x0), lax.mul(PHILOX_M4X32_0, x0)
+        hi1, lo1 = _mulhi(PHILOX_M4X32_1, x2), lax.mul(PHILOX_M4X32_1, x2)
+        x0, x1, x2, x3 = hi1 ^ x1 ^ k0, lo1, hi0 ^ x3 ^ k1, lo0
+    return x0, x1, x2, x3
+
+
+def add_128(counter: Words, offset: jax.Array) -> Words:
+    """Add a uint32 ``offset`` to a 128-bit counter of four words (word 0 least significant).
+
+    The carry runs through all four words and the sum wraps modulo 2^128. Only word 0
+    depends on the offset element by element: the upper three words are the counter's
+    own or, where word 0 wrapped, those of ``counter + 2^32``, computed once: a select per
+    element instead of a carry chain through three words (on XLA CPU the word planes' loop
+    ran 5-10% faster at 2^22 words, medians of 15 rounds in 3 runs; the whole stream's
+    benchmark medians moved within their noise).
+
+    Examples:
+      >>> ones = jnp.uint32(0xFFFFFFFF)
+      >>> [int(w) for w in add_128((ones, ones, ones, ones), jnp.uint32(2))]
+      [1, 0, 0, 0]
+      >>> [int(w) for w in add_128((ones, jnp.uint32(7), ones, ones), jnp.uint32(1))]
+      [0, 8, 4294967295, 4294967295]
+    """
+    offset = jnp.asarray(offset, jnp.uint32)
+    s0 = counter[0] + offset
+    wrapped = s0 < offset
+    bumped, carry = [], jnp.bool_(True)  # counter + 2^32: a carry of one into word 1
+    for word in counter[1:]:
+        s = word + carry.astype(jnp.uint32)
+        carry = carry & (s == 0)
+        bumped.append(s)
+    upper = (jnp.where(wrapped, b, w) for b, w in zip(bumped, counter[1:], strict=True))
+    return (s0, *upper)
+
+
+def philox4x32_10(counter: jax.typing.ArrayLike, key: jax.typing.ArrayLike) -> jax.Array:
+    """The Philox 4x32-10 block function (Salmon et al., SC'11; Random123), vectorised.
+
+    Args:
+      counter: uint32[..., 4], the 128-bit counter of each block, word 0 least significant.
+      key: uint32[..., 2], the 64-bit key (k0, k1). Leading dimensions broadcast.
+
+    Returns:
+      uint32[..., 4]: the four output words of each block.
+
+    Raises:
+      TypeError: ``counter`` or ``key`` is not uint32.
+      dmljax.ValidationError: the last dimension of ``counter`` is not 4 or of ``key`` not 2,
+        or their leading (batch) dimensions do not broadcast together.
+
+    Examples:
+      >>> out = philox4x32_10(np.zeros(4, np.uint32), np.zeros(2, np.uint32))
+      >>> [hex(int(w)) for w in out]
+      ['0x6627e8d5', '0xe169c58d', '0xbc57ac4c', '0x9b00dbd8']
+    """
+    counter, key = jnp.asarray(counter), jnp.asarray(key)
+    for name, value, words in (("counter", counter, 4), ("key", key, 2)):
+        if value.dtype != jnp.uint32:
+            got = f"{name}.dtype={value.dtype} ({name} shape {value.shape})"
+            raise TypeError(f"philox4x32_10: {name} must be uint32; got {got}.")
+        if value.ndim < 1 or value.shape[-1] != words:
+            raise fail("philox4x32_10", f"{name}.shape", f"end in {words}", value.shape)
+    try:
+        np.broadcast_shapes(counter.shape[:-1], key.shape[:-1])
+    except ValueError:
+        rule = f"have batch dimensions that broadcast with counter's {counter.shape[:-1]}"
+        raise fail("philox4x32_10", "key.shape", rule, key.shape, f"counter shape {counter.shape}") from None
+    return _philox4x32_10(counter, key)
+
+
+@jax.jit
+def _philox4x32_10(counter: jax.Array, key: jax.Array) -> jax.Array:
+    shape = jnp.broadcast_shapes(counter.shape[:-1], key.shape[:-1])
+    x = tuple(jnp.broadcast_to(counter[..., i], shape) for i in range(4))
+    k = tuple(jnp.broadcast_to(key[..., i], shape) for i in range(2))
+    return jnp.stack(_rounds(x, *k), axis=-1)
+
+
+def _linear_iota(shape: Sequence[int], strides: Sequence[int] | None = None) -> jax.Array:
+    """uint32 ``sum(i_d * strides[d])`` for every index ``i`` of ``shape`` (row-major strides by default)."""
+    shape = tuple(shape)
+    strides = _row_major_strides(shape) if strides is None else strides
+    index = lax.full(shape, np.uint32(0), jnp.uint32)
+    for axis, stride in enumerate(strides):
+        axis_iota = lax.broadcasted_iota(jnp.uint32, shape, axis)
+        index = (
+            index + axis_iota * _uint32(stride) if not (isinstance(stride, int) and stride == 1) else index + axis_iota
+        )
+    return index
+
+
+def _row_major_strides(shape: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Row-major strides in elements; sizes may be `jax.export` symbolic dimensions."""
+    strides = [1]
+    for size in shape[:0:-1]:
+        strides.insert(0, strides[0] * size)
+    return tuple(strides)
+
+
+def _uint32(value: Any) -> Any:
+    """A uint32 constant: a NumPy scalar for an int, an array for a symbolic dimension expression."""
+    return np.uint32(value) if isinstance(value, int | np.integer) else jnp.asarray(value, jnp.uint32)
+
+
+def _planes(counter: Words, key: Words, blocks: jax.Array, per_block: PerBlock | None = None) -> Words:
+    """The values of the blocks ``counter + blocks`` (uint32 offsets), all of a block's values from one reduce loop.
+
+    ``per_block`` (default: the four words) runs inside the reduce's input, so its values
+    are computed once per block and materialised, never recomputed by a consumer that
+    selects among them (a select evaluates every candidate: Box-Muller 16 times over).
+    The pad half of the reduce holds each dtype's identity: 0 under ``|`` for unsigned
+    words, -inf under ``max`` for floats (exact, the sign of zero kept).
+    """
+    values = _rounds(add_128(counter, blocks), *key)
+    if per_block is not None:
+        values = per_block(values)
+    pads = tuple(np.array(-np.inf if jnp.issubdtype(x.dtype, jnp.floating) else 0, x.dtype) for x in values)
+    axis = blocks.ndim
+    widths = [(0, 0, 0)] * axis + [(0, 1, 0)]
+    padded = tuple(lax.pad(x[..., None], pad, widths) for x, pad in zip(values, pads, strict=True))
+    return tuple(lax.reduce(padded, pads, _combine_pairs, (axis,)))
+
+
+def block_planes(counter: Words, key: Words, shape: Sequence[int]) -> Words:
+    """The four words of the blocks ``counter + i`` for every linear index ``i`` of ``shape``.
+
+    One variadic reduce computes all four words of a block in one loop iteration (see the
+    module docstring); the result is four uint32 arrays of ``shape``.
+    """
+    return _planes(counter, key, _linear_iota(shape))
+
+
+def _combine_pairs(a: Words, b: Words) -> Words:
+    """The reduce body of `_planes`: ``|`` for unsigned words, ``max`` for floats (one side is the pad)."""
+    pairs = zip(a, b, strict=True)
+    return tuple(x | y if jnp.issubdtype(x.dtype, jnp.unsignedinteger) else lax.max(x, y) for x, y in pairs)
+
+
+def interleave(planes: Words) -> jax.Array:
+    """Merge k planes of shape (..., m) into (..., m * k): element j of the last axis from plane j % k."""
+    *lead, m = planes[0].shape
+    k = len(planes)
+    full = (*lead, m, k)
+    lane = lax.broadcasted_iota(jnp.uint32, full, len(full) - 1)
+    out = lax.broadcast_in_dim(planes[-1], full, tuple(range(len(full) - 1)))
+    for j in range(k - 2, -1, -1):
+        out = jnp.where(lane == j, lax.broadcast_in_dim(planes[j], full, tuple(range(len(full) - 1))), out)
+    return out.reshape(*lead, m * k)
+
+
+PerBlock = Callable[[Words], Words]
+# Unaligned rows shorter than this compute each element's block (`_per_element`, peak memory
+# 1x the output): the block grid of `rows` adds up to two blocks a row (2.6x the output at 10
+# words a row). From 16 words on the grid wins: 2.7x faster at 63 words (measured, 2 cores).
+SHORT_ROW = 16
+
+
+def values_per_block(per_block: PerBlock) -> int:
+    """How many values ``per_block`` makes of one block's four words."""
+    return len(jax.eval_shape(per_block, (jax.ShapeDtypeStruct((), jnp.uint32),) * 4))
+
+
+def _words(words: Words) -> Words:
+    return words
+
+
+def rows(
+    counter: Words, key: Words, first: jax.Array, length: int, per_block: PerBlock = _words, *, aligned: bool
+) -> jax.Array:
+    """Rows of stream values: ``out[..., c]`` is value ``first[...] + c`` of the stream.
+
+    ``per_block`` maps the four words of a block to its ``v`` values in stream order
+    (the words themselves by default, ``v = 4``), so value ``n`` is value ``n % v`` of
+    block ``counter + n // v``. On XLA CPU each row computes the ``ceil(length / v)``
+    blocks it starts in (one more when it starts inside a block), never another row's;
+    elsewhere each element computes its block (module docstring).
+
+    Args:
+      counter, key: the state's counter words and key words.
+      first: uint32 array of the rows' shape: the stream index of each row's first value.
+      length: values per row.
+      per_block: four word arrays -> ``v`` value arrays.
+      aligned: a static promise that every ``first`` is a multiple of ``v`` (rows start
+        at a block); otherwise each row selects its values with a shift of ``first % v``.
+
+    Returns:
+      Array of shape ``first.shape + (length,)``.
+    """
+    blocks = functools.partial(_rows_of_blocks, length=length, per_block=per_block, aligned=aligned)
+    elements = functools.partial(_per_element, length=length, per_block=per_block)
+    return lax.platform_dependent(counter, key, first, cpu=blocks, default=elements)
+
+
+def _rows_of_blocks(
+    counter: Words, key: Words, first: jax.Array, length: int, per_block: PerBlock, aligned: bool
+) -> jax.Array:
+    """`rows` on XLA CPU: each row's blocks computed once (in a reduce) and interleaved."""
+    lead = first.shape
+    v = values_per_block(per_block)
+    if not aligned and isinstance(length, int) and length < SHORT_ROW:
+        return _per_element(counter, key, first, length, per_block)
+    m = (length + v - 1) // v + (0 if aligned else 1)
+    grid = (*lead, m)
+    start = lax.broadcast_in_dim(first // np.uint32(v), grid, tuple(range(len(lead))))
+    values = _planes(counter, key, start + lax.broadcasted_iota(jnp.uint32, grid, len(lead)), per_block)
+    out = interleave(values) if aligned else _shifted_interleave(values, lax.rem(first, np.uint32(v)))
+    return out if out.shape[-1] == length else out[..., :length]
+
+
+def _per_element(counter: Words, key: Words, first: jax.Array, length: int, per_block: PerBlock) -> jax.Array:
+    """Each element computes its own block and keeps its value (short unaligned rows: no block grid)."""
+    shape = (*first.shape, length)
+    n = lax.broadcast_in_dim(first, shape, tuple(range(first.ndim))) + lax.broadcasted_iota(
+        jnp.uint32, shape, first.ndim
+    )
+    v = values_per_block(per_block)
+    values = per_block(_rounds(add_128(counter, n // np.uint32(v)), *key))
+    lane = lax.rem(n, np.uint32(v))
+    out = values[-1]
+    for j in range(v - 2, -1, -1):
+        out = jnp.where(lane == j, values[j], out)
+    return out
+
+
+def _shifted_interleave(values: Words, shift: jax.Array) -> jax.Array:
+    """Interleave rows that start ``shift`` values into a block: ``out[..., v*j + l]`` is ``s + l`` past block ``j``.
+
+    ``values`` are ``v`` planes of shape ``(..., m + 1)``; ``shift`` (``s`` in [0, v), of the
+    rows' shape) says where each row starts. Value ``t = s + l`` past block ``j``'s start is
+    value ``t`` of block ``j`` if ``t < v``, else value ``t - v`` of block ``j + 1``: each
+    output element picks among ``2 v`` candidates (its lane's two blocks), where a shift of
+    the planes followed by `interleave` picked among ``v * v`` (measured: (4096, 1023) 0.57x
+    JAX's philox4x32 time instead of 0.80x, (65536, 1023) 0.56x instead of 0.75x).
+    Returns shape ``(..., m * v)``.
+    """
+    v = len(values)
+    *lead, blocks = values[0].shape
+    full = (*lead, blocks - 1, v)
+    keep = tuple(range(len(full) - 1))
+    lo = [lax.broadcast_in_dim(x[..., :-1], full, keep) for x in values]
+    hi = [lax.broadcast_in_dim(x[..., 1:], full, keep) for x in values]
+    t = lax.broadcast_in_dim(shift, full, tuple(range(len(lead)))) + lax.broadcasted_iota(
+        jnp.uint32, full, len(lead) + 1
+    )
+    carry = t >= np.uint32(v)
+    lane = jnp.where(carry, t - np.uint32(v), t)
+    out = jnp.where(carry, hi[-1], lo[-1])
+    for j in range(v - 2, -1, -1):
+        out = jnp.where(lane == j, jnp.where(carry, hi[j], lo[j]), out)
+    return out.reshape(*lead, (blocks - 1) * v)
+
+
+def tile(
+    counter: Words,
+    key: Words,
+    shape: Sequence[int],
+    tile_shape: Sequence[int],
+    offsets: Sequence[int | jax.Array],
+    per_block: PerBlock = _words,
+) -> jax.Array:
+    """The tile of ``tile_shape`` at ``offsets`` (ints or uint32 scalars) of the stream values of ``shape``.
+
+    The stream index of element ``i`` of the tile is ``sum((offsets[d] + i[d]) * stride[d])``
+    over the row-major strides of ``shape``: each axis has its own counter, so a device
+    that holds one tile of a sharded output computes that tile and nothing else.
+    """
+    shape, tile_shape = tuple(shape), tuple(tile_shape)
+    strides = _row_major_strides(shape)
+    first = _linear_iota(tile_shape[:-1], strides[:-1])
+    for offset, stride in zip(offsets, strides, strict=True):
+        if not isinstance(offset, int) or offset:
+            first = first + jnp.asarray(offset, jnp.uint32) * _uint32(stride)
+    v = values_per_block(per_block)
+    static_last = isinstance(offsets[-1], int)
+    one_row = math.prod(tile_shape[:-1]) == 1 and all(isinstance(o, int) and not o for o in offsets[:-1])
+    rows_aligned = one_row or shape[-1] % v == 0
+    aligned = rows_aligned and (bool(offsets[-1] % v == 0) if static_last else tile_shape[-1] % v == 0)
+    return rows(counter, key, first, tile_shape[-1], per_block, aligned=aligned)
+
+
+def stream(counter: Words, key: Words, shape: Sequence[int], per_block: PerBlock = _words) -> jax.Array:
+    """Array of ``shape``: element n (row-major) is value n % v of block ``counter + n // v``.
+
+    ``per_block`` as in `rows` (default: the words, so element n is word n % 4). Rows
+    that start on a block boundary compute their blocks and interleave them; rows that
+    start inside one shift their values (`rows`; measured as fast as regrouping rows into
+    whole blocks, and unlike that elementwise in the rows). Everything is elementwise in
+    the output's leading axes, so a sharding of those stays shard-local.
+    """
+    shape = tuple(shape)
+    whole = functools.partial(tile, shape=shape, tile_shape=shape, offsets=(0,) * len(shape), per_block=per_block)
+    if len(shape) > 1 and one_device_shape(shape):  # off the CPU: one flat run of elements (`_flat`)
+        flat = functools.partial(_flat, shape=shape, per_block=per_block)
+        return lax.platform_dependent(counter, key, cpu=whole, default=flat)
+    return whole(counter, key)
+
+
+def _flat(counter: Words, key: Words, shape: tuple[int, ...], per_block: PerBlock) -> jax.Array:
+    """The whole stream of ``shape`` as one row of ``prod(shape)`` elements, each computing its block, reshaped.
+
+    On an H100, rows of 1023 elements (not a multiple of the vector width) ran 2.4x slower
+    than the same elements in one row (module docstring).
+    """
+    zero = jnp.zeros((), jnp.uint32)
+    return _per_element(counter, key, zero, math.prod(shape), per_block).reshape(shape)
+
+
+def num_blocks(n_elements: int) -> int:
+    """Blocks consumed by ``n_elements`` words: ``ceil(n / 4)``."""
+    return math.ceil(n_elements / 4)

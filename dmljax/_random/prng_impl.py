@@ -1,0 +1,86 @@
+"""`prng_impl`: a `jax.random` PRNG implementation whose key data is the uint32[6] Philox state.
+
+Every ``jax.random`` function (``uniform``, ``normal``, ``permutation``,
+``categorical``...) and everything built on them (Flax ``nnx.Rngs``/``nnx.Dropout``,
+Equinox ``eqx.nn.Dropout``) then draws from DirectML's Philox stream:
+
+=========================================  ============================================
+``jax.random``                             dmljax
+=========================================  ============================================
+``key(seed, impl=prng_impl)``              key data ``make_state(seed)``
+``wrap_key_data(state, impl=prng_impl)``   the key whose data is ``state``
+``bits(key, shape, uint32)``               ``random_generator(state, shape)[0]``
+``bits(key, shape, uint8 / uint16)``       the low 8 / 16 bits of those words (one word each)
+``bits(key, shape, uint64)`` (x64)         ``w[2i] | w[2i+1] << 32`` (low word first, as TensorFlow)
+``split(key, num)`` / ``fold_in(key, d)``  ``dmljax.split(state, num)`` / ``dmljax.fold_in(state, d)``
+=========================================  ============================================
+
+A key does not advance: like every JAX key, drawing twice from it gives the same bits;
+split or fold in to get new ones. The values of ``jax.random.uniform`` and kin are
+JAX's conversions of these bits, not TensorFlow's; dmljax's own distributions
+(`dmljax.uniform`, ...) are TensorFlow's. With x64 off JAX narrows a Python seed to 32
+bits before the implementation sees it; for a 64-bit seed, wrap ``make_state(seed)``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.extend
+import jax.numpy as jnp
+import numpy as np
+
+from dmljax._buffers.tensor_desc import MAX_DIMENSIONS
+from dmljax._core.errors import fail
+from dmljax._random.generator import MAX_OUTPUT_ELEMENTS, STATE_WORDS, make_state, random_generator
+from dmljax._random.keys import FOLD_IN_TAG, SPLIT_TAG, derive
+
+__all__ = ["prng_impl"]
+
+_UINT = {8: jnp.uint8, 16: jnp.uint16, 32: jnp.uint32, 64: jnp.uint64}
+
+
+def _seed(seed: jax.Array) -> jax.Array:
+    return make_state(seed)
+
+
+def _split(state: jax.Array, shape: tuple[int, ...]) -> jax.Array:
+    children = derive(state, jnp.arange(math.prod(shape), dtype=jnp.uint32), SPLIT_TAG)
+    return children.reshape(*shape, STATE_WORDS)
+
+
+def _fold_in(state: jax.Array, data: int | jax.Array) -> jax.Array:
+    return derive(state, jnp.asarray(data).astype(jnp.uint32), FOLD_IN_TAG)
+
+
+def _words(state: jax.Array, shape: tuple[int, ...]) -> jax.Array:
+    """``random_generator``'s words in ``shape`` (any rank and size, zero included)."""
+    n = math.prod(shape)
+    if n == 0:
+        return jnp.zeros(shape, jnp.uint32)
+    if n > MAX_OUTPUT_ELEMENTS:
+        raise fail("jax.random with dmljax.prng_impl", "shape", "need at most 2**32 - 1 words", shape)
+    if 1 <= len(shape) <= MAX_DIMENSIONS:
+        return random_generator(state, shape)[0]
+    return random_generator(state, (n,))[0].reshape(shape)
+
+
+def _random_bits(state: jax.Array, bit_width: int, shape: tuple[int, ...]) -> jax.Array:
+    shape = tuple(int(d) for d in shape)
+    if bit_width == 64:
+        pairs = _words(state, (*shape, 2)).astype(jnp.uint64)
+        return pairs[..., 0] | pairs[..., 1] << np.uint64(32)
+    return _words(state, shape).astype(_UINT[bit_width])
+
+
+# The PRNG implementation; pass it as ``impl=`` to ``jax.random.key`` or ``wrap_key_data``.
+prng_impl = jax.extend.random.define_prng_impl(
+    key_shape=(STATE_WORDS,),
+    seed=_seed,
+    split=_split,
+    random_bits=_random_bits,
+    fold_in=_fold_in,
+    name="dmljax_philox4x32_10",
+    tag="dml",
+)
