@@ -25,7 +25,7 @@ def cpu():
     `lax.platform_dependent` picks its branch by that lowering platform. Arrays made
     inside the test are made on the CPU; one committed to another device (a GPU) would
     still take the computation there. The CPU formulations also need
-    ``jax.device_count() == 1`` (`dmljax._formulation.one_device_shape`): the default
+    ``jax.device_count() == 1`` (`dmljax._core.platform.one_device_shape`): the default
     backend's count, 1 here and on a one-GPU machine.
     """
     device = jax.devices("cpu")[0]

@@ -18,7 +18,7 @@ from dmljax import (
     ValidationError,
     compile_operator,
 )
-from dmljax._validate_desc import SUPPORT_TABLES
+from dmljax._descriptors.validate import SUPPORT_TABLES
 
 LEVELS = sorted(set(FeatureLevel))
 DML_TYPES = [t for t in DataType if t.name not in ("BOOL", "BFLOAT16", "COMPLEX64", "COMPLEX128")]

@@ -1,4 +1,4 @@
-"""Per-platform formulations (`dmljax._formulation`): flat on one CPU device, batching dims elsewhere.
+"""Per-platform formulations (`dmljax._core.platform`): flat on one CPU device, batching dims elsewhere.
 
 The two formulations must give the same bits (the plain one runs on GPU/TPU and on several
 devices, the flat one on a single CPU); the compiled HLO shows which one a platform gets, so
@@ -17,11 +17,11 @@ import pytest
 from jax import export
 
 import dmljax
-from dmljax._formulation import flat_positions, use_flat
-from dmljax._gather import _gather_elements_lax
-from dmljax._gather_grad import flat_tangent, rows_tangent
-from dmljax._indices import IndexMode, normalize
-from dmljax._scatter import _scatter_flat, _scatter_lax
+from dmljax._core.platform import flat_positions, use_flat
+from dmljax._ops.gather import _gather_elements_lax
+from dmljax._ops.gather_grad import flat_tangent, rows_tangent
+from dmljax._ops.indices import IndexMode, normalize
+from dmljax._ops.scatter import _scatter_flat, _scatter_lax
 
 MODES = [IndexMode.CLIP, IndexMode.FILL, IndexMode.PROMISE_IN_BOUNDS]
 SHAPES_AXES = [((5, 7), 0), ((5, 7), 1), ((3, 4, 6), 1), ((2, 3, 4, 5), 3), ((2, 3, 4, 5), 0)]
@@ -157,7 +157,7 @@ def test_export_with_a_symbolic_batch_dimension(fun, shapes, examples):
 @pytest.mark.parametrize("mode", MODES, ids=lambda m: m.name)
 @pytest.mark.parametrize("shape,axis,index_shape", [((5, 7), 1, (9,)), ((3, 4, 6), 2, (2, 5)), ((2, 3, 4, 2), 2, (6,))])
 def test_rows_tangent_and_its_transpose_equal_the_gathers_bits(shape, axis, index_shape, mode, cpu):
-    from dmljax._gather import _gather_lax
+    from dmljax._ops.gather import _gather_lax
 
     rng = np.random.default_rng(7)
     x = rng.standard_normal(shape, dtype=np.float32)

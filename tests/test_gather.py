@@ -11,12 +11,12 @@ from jax.test_util import check_grads
 
 import dmljax
 from dmljax import DataType, FeatureLevel, ValidationError
-from dmljax._formulation import use_flat
-from dmljax._gather import GATHER_ELEMENTS_SUPPORT, _gather_elements_lax, _gather_lax
-from dmljax._gather_blocked import GPU_FORWARD_MIN_BYTES, blocked, use_blocked
-from dmljax._gather_grad import flat_tangent, gather_flat_tangent, use_rows
-from dmljax._indices import IndexMode, normalize
-from dmljax._support import support_at
+from dmljax._core.platform import use_flat
+from dmljax._descriptors.support import support_at
+from dmljax._ops.gather import GATHER_ELEMENTS_SUPPORT, _gather_elements_lax, _gather_lax
+from dmljax._ops.gather_blocked import GPU_FORWARD_MIN_BYTES, blocked, use_blocked
+from dmljax._ops.gather_grad import flat_tangent, gather_flat_tangent, use_rows
+from dmljax._ops.indices import IndexMode, normalize
 from tests import reference
 
 DATA_TYPES = ["float32", "float16", "bfloat16", "int32", "int8", "uint16", "uint8", "bool", "complex64", "int16"]
@@ -223,7 +223,7 @@ def test_clip_mode_gradient_follows_clamped_reads():
     np.testing.assert_array_equal(grad, [1.0, 0.0, 1.0])
 
 
-# ----- gradients through the custom tangents (dmljax._gather_grad) ----------------------
+# ----- gradients through the custom tangents (dmljax._ops.gather_grad) ----------------------
 
 # (data shape, axis, gather index shape): the rows tangent (axis 1 of 2-D, inner size 2 of
 # 3-D, last of 3-D) and JAX's own (axis 0, inner size 4); gather_elements takes the flat one.

@@ -1,6 +1,6 @@
 """Eager checks of concrete device indices: a min/max program of their own, run before the operator's.
 
-The default ``mode=None`` checks concrete indices (`dmljax._index_checks.call_checked`): a
+The default ``mode=None`` checks concrete indices (`dmljax._ops.index_checks.call_checked`): a
 jitted ``[min, max]`` (`index_range`, two stages on XLA CPU for large indices) is dispatched
 first, then the operator's own jitted program; the result is returned only if the two
 scalars are in range, else `IndexError` names the first bad index. References here: NumPy
@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import dmljax
-from dmljax import _index_checks
-from dmljax._index_checks import call_checked, check_host, dispatch_range, index_range
+from dmljax._ops import index_checks
+from dmljax._ops.index_checks import call_checked, check_host, dispatch_range, index_range
 
 SMALL, LARGE = (3, 5), (2048, 1024)  # LARGE: 2^21 indices, the two-stage reduce on XLA CPU
 
@@ -96,8 +96,8 @@ def test_index_range_is_min_and_max_for_one_and_two_stages(shape, dtype):
 
 def test_the_check_is_dispatched_before_the_operator_and_a_bad_call_returns_nothing(monkeypatch):
     calls = []
-    real = _index_checks.dispatch_range
-    monkeypatch.setattr(_index_checks, "dispatch_range", lambda i: calls.append("check") or real(i))
+    real = index_checks.dispatch_range
+    monkeypatch.setattr(index_checks, "dispatch_range", lambda i: calls.append("check") or real(i))
 
     def impl(data, indices, *, axis):
         calls.append("operator")
@@ -117,7 +117,7 @@ def test_the_pinned_host_check_reads_the_same_range_from_host_memory():
     values = np.array([[5, -7, 2], [9, 0, -1]], np.int32)
     cpu = jax.devices("cpu")[0]
     on_cpu = jax.device_put(values, cpu)
-    found = _index_checks._index_range_to_host(cpu)(on_cpu)
+    found = index_checks._index_range_to_host(cpu)(on_cpu)
     assert found.tolist() == [-7, 9]
     assert found.sharding.memory_kind == "pinned_host"
     assert dispatch_range(on_cpu).sharding.memory_kind == cpu.default_memory().kind

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dmljax import ValidationError, philox4x32_10
-from dmljax._philox import PHILOX_M4X32_0, PHILOX_M4X32_1, _mulhi, add_128
+from dmljax._random.philox import PHILOX_M4X32_0, PHILOX_M4X32_1, _mulhi, add_128
 from tests import reference
 
 # Random123 examples/kat_vectors, "philox4x32 10": counter, key, expected output.

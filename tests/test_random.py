@@ -14,7 +14,7 @@ from dmljax import (
     make_state,
     random_generator,
 )
-from dmljax._random import RANDOM_GENERATOR_SUPPORT
+from dmljax._random.generator import RANDOM_GENERATOR_SUPPORT
 from tests import reference
 
 

@@ -13,13 +13,14 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from dmljax import _philox, make_state, normal, randint, random_generator, uniform
-from dmljax._philox import PHILOX_ROUNDS, SHORT_ROW
+from dmljax import make_state, normal, randint, random_generator, uniform
+from dmljax._random import philox
+from dmljax._random.philox import PHILOX_ROUNDS, SHORT_ROW
 from tests import reference
 
 STATE = make_state(0x0DDBA11, counter=2**32 - 77)
 
-# (shape, the path `_philox.stream` takes for 4 values a block)
+# (shape, the path `philox.stream` takes for 4 values a block)
 SHAPES = {
     "whole blocks": (3, 8),
     "block per element, rows of 6": (6, 6),
@@ -126,13 +127,13 @@ def test_shifted_interleave_reads_each_row_from_its_start_inside_the_first_block
     rng = np.random.default_rng(v)
     planes = rng.integers(0, 2**32, size=(v, 2, 5, 7), dtype=np.uint32)
     shift = rng.integers(0, v, size=(2, 5), dtype=np.uint32)
-    out = _philox._shifted_interleave(tuple(jnp.asarray(p) for p in planes), jnp.asarray(shift))
+    out = philox._shifted_interleave(tuple(jnp.asarray(p) for p in planes), jnp.asarray(shift))
     stream = np.moveaxis(planes, 0, -1).reshape(2, 5, 7 * v)  # block j, value l at j * v + l
     want = np.stack([stream[i, j, s : s + 6 * v] for (i, j), s in np.ndenumerate(shift)]).reshape(2, 5, 6 * v)
     np.testing.assert_array_equal(out, want)
 
 
-# --- off the CPU: each element computes its block (`_philox._per_element`, `_philox._flat`) --------------
+# --- off the CPU: each element computes its block (`philox._per_element`, `philox._flat`) --------------
 
 COUNTER = tuple(jnp.asarray(w, jnp.uint32) for w in np.asarray(STATE)[:4])
 KEY = tuple(jnp.asarray(w, jnp.uint32) for w in np.asarray(STATE)[4:])
@@ -142,10 +143,10 @@ KEY = tuple(jnp.asarray(w, jnp.uint32) for w in np.asarray(STATE)[4:])
 def test_off_cpu_stream_matches_the_loop_oracle(shape):
     # What a GPU runs for a whole output (`_flat`) and for a device's tile (per-element rows).
     want = reference.random_generator(np.asarray(STATE), shape)[0]
-    flat = jax.jit(_philox._flat, static_argnums=(2, 3))(COUNTER, KEY, shape, _philox._words)
+    flat = jax.jit(philox._flat, static_argnums=(2, 3))(COUNTER, KEY, shape, philox._words)
     np.testing.assert_array_equal(flat, want)
     first = np.arange(math.prod(shape[:-1]), dtype=np.uint32).reshape(shape[:-1]) * np.uint32(shape[-1])
-    rows = _philox._per_element(COUNTER, KEY, jnp.asarray(first), shape[-1], _philox._words)
+    rows = philox._per_element(COUNTER, KEY, jnp.asarray(first), shape[-1], philox._words)
     np.testing.assert_array_equal(rows, want)
 
 
@@ -154,11 +155,11 @@ def test_off_cpu_stream_matches_the_loop_oracle(shape):
 def test_off_cpu_distributions_equal_the_cpu_values(shape, dtype, cpu):
     # Both formulations on the CPU device (`cpu`: there `stream` takes the reduce layout). Uniform
     # bits are exact on both; Box-Muller runs the same float32 ops on the same words.
-    from dmljax._distributions import _normal_block, _uniform_block
+    from dmljax._random.distributions import _normal_block, _uniform_block
 
     for per_block in (_uniform_block(np.dtype(dtype)), _normal_block(np.dtype(dtype))):
-        blocks = jax.jit(_philox.stream, static_argnums=(2, 3))(COUNTER, KEY, shape, per_block)
-        elements = jax.jit(_philox._flat, static_argnums=(2, 3))(COUNTER, KEY, shape, per_block)
+        blocks = jax.jit(philox.stream, static_argnums=(2, 3))(COUNTER, KEY, shape, per_block)
+        elements = jax.jit(philox._flat, static_argnums=(2, 3))(COUNTER, KEY, shape, per_block)
         np.testing.assert_array_equal(elements, blocks)
 
 

@@ -10,8 +10,8 @@ from jax import export, lax
 from jax.test_util import check_grads
 
 from dmljax import TensorDesc, ValidationError, packed_strides, read_tensor, write_tensor
-from dmljax._layout import has_aliasing, plan_layout, plan_offsets
-from dmljax._transpose import TWO_PASS_MIN_BYTES, _inner_axis_out, _tiled, inner_axis_target
+from dmljax._buffers.layout import has_aliasing, plan_layout, plan_offsets
+from dmljax._buffers.transpose import TWO_PASS_MIN_BYTES, _inner_axis_out, _tiled, inner_axis_target
 from tests import reference
 
 ABCDEF = np.array([ord(c) for c in "ABCDEF"], np.uint8)
@@ -258,7 +258,7 @@ def _opcodes(fn, *args) -> list[str]:
 
 _HAND_WRITTEN = [
     ("packed", (2, 16, 8, 32), None, lambda b: b.reshape(2, 16, 8, 32)),
-    (  # XLA CPU: 16-pixel tiles, fused into one loop below dmljax._transpose.TWO_PASS_MIN_BYTES
+    (  # XLA CPU: 16-pixel tiles, fused into one loop below dmljax._buffers.transpose.TWO_PASS_MIN_BYTES
         "nhwc",
         (2, 16, 8, 32),
         "NHWC",

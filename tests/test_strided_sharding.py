@@ -15,7 +15,7 @@ CASES = [
     ((8, 3, 4), (20, 6, 1), 160),  # padded by uneven amounts (the write takes the offsets path)
     ((4, 8, 5), (1, 40, 1), 320),  # the batch is logical dimension 1, overlapping windows inside
     ((3, 8, 2), (2, 10, 3), 80),  # the batch is logical dimension 1, interleaved inside
-    ((8, 16, 4, 16), (1024, 1, 256, 16), 8192),  # NHWC (dmljax._transpose: the plain transpose here)
+    ((8, 16, 4, 16), (1024, 1, 256, 16), 8192),  # NHWC (dmljax._buffers.transpose: the plain transpose here)
 ]
 
 SCRIPT = textwrap.dedent(

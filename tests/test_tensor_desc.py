@@ -151,14 +151,14 @@ def test_packed_strides_errors():
 @pytest.mark.parametrize("member", list(DataType))
 def test_data_type_accepts_member_dtype_and_names(member):
     assert dmljax.DataType(member.value) is member
-    assert dmljax._dtypes.as_data_type(member.dtype) is member
-    assert dmljax._dtypes.as_data_type(member.name.lower()) is member
-    assert dmljax._dtypes.as_data_type("DML_TENSOR_DATA_TYPE_" + member.name) is member
+    assert dmljax._core.dtypes.as_data_type(member.dtype) is member
+    assert dmljax._core.dtypes.as_data_type(member.name.lower()) is member
+    assert dmljax._core.dtypes.as_data_type("DML_TENSOR_DATA_TYPE_" + member.name) is member
 
 
 def test_data_type_accepts_jax_scalar_types():
-    assert dmljax._dtypes.as_data_type(jnp.bfloat16) is DataType.BFLOAT16
-    assert dmljax._dtypes.as_data_type(jnp.uint32) is DataType.UINT32
+    assert dmljax._core.dtypes.as_data_type(jnp.bfloat16) is DataType.BFLOAT16
+    assert dmljax._core.dtypes.as_data_type(jnp.uint32) is DataType.UINT32
 
 
 def test_feature_levels_are_ordered_with_latest():

@@ -13,24 +13,24 @@ import numpy as np
 import pytest
 
 import dmljax
-from dmljax import _distributions, _random, _vector_width
+from dmljax._random import distributions, generator, vector_width
 
 STATE = dmljax.make_state(0xC0FFEE, counter=2**32 - 3)
 SHAPE = (5, 1023)
 
 CALLS = {
-    "random_generator": (lambda s: dmljax.random_generator(s, SHAPE), _random._random_generator_wide),
-    "uniform": (lambda s: dmljax.uniform(s, SHAPE), _distributions._uniform_wide),
-    "normal": (lambda s: dmljax.normal(s, SHAPE), _distributions._normal_wide),
-    "randint": (lambda s: dmljax.randint(s, SHAPE, -3, 1000), _distributions._randint_wide),
-    "bernoulli": (lambda s: dmljax.bernoulli(s, 0.25, SHAPE), _distributions._uniform_wide),
-    "dropout": (lambda s: dmljax.dropout(s, jnp.ones(SHAPE), 0.5), _distributions._dropout_wide),
+    "random_generator": (lambda s: dmljax.random_generator(s, SHAPE), generator._random_generator_wide),
+    "uniform": (lambda s: dmljax.uniform(s, SHAPE), distributions._uniform_wide),
+    "normal": (lambda s: dmljax.normal(s, SHAPE), distributions._normal_wide),
+    "randint": (lambda s: dmljax.randint(s, SHAPE, -3, 1000), distributions._randint_wide),
+    "bernoulli": (lambda s: dmljax.bernoulli(s, 0.25, SHAPE), distributions._uniform_wide),
+    "dropout": (lambda s: dmljax.dropout(s, jnp.ones(SHAPE), 0.5), distributions._dropout_wide),
 }
 
 
 @pytest.fixture
 def avx512(monkeypatch):
-    monkeypatch.setattr(_vector_width, "host_has_avx512", lambda: True)
+    monkeypatch.setattr(vector_width, "host_has_avx512", lambda: True)
 
 
 @pytest.mark.parametrize("name", CALLS)
@@ -55,8 +55,8 @@ def test_calls_inside_a_trace_never_take_the_wide_twin(name, avx512):
 
 
 def test_without_avx512_eager_calls_run_the_plain_twin(monkeypatch):
-    monkeypatch.setattr(_vector_width, "host_has_avx512", lambda: False)
-    wide = _random._random_generator_wide
+    monkeypatch.setattr(vector_width, "host_has_avx512", lambda: False)
+    wide = generator._random_generator_wide
     wide.clear_cache()
     dmljax.random_generator(STATE, (3, 17))
     assert wide._cache_size() == 0
@@ -64,16 +64,16 @@ def test_without_avx512_eager_calls_run_the_plain_twin(monkeypatch):
 
 def test_applies_only_at_the_top_level_to_cpu_arrays(avx512, cpu):
     state = jax.device_put(STATE, cpu)
-    assert _vector_width.applies(state, (3, 4), None)
-    assert not jax.jit(lambda s: jnp.asarray(_vector_width.applies(s)))(state)
+    assert vector_width.applies(state, (3, 4), None)
+    assert not jax.jit(lambda s: jnp.asarray(vector_width.applies(s)))(state)
 
 
 def test_applies_to_host_values_only_on_a_cpu_default_backend(avx512, monkeypatch):
     host_state = np.asarray(STATE)
     monkeypatch.setattr(jax, "default_backend", lambda: "cpu")
-    assert _vector_width.applies(host_state, (3, 4), None)
+    assert vector_width.applies(host_state, (3, 4), None)
     monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
-    assert not _vector_width.applies(host_state, (3, 4), None)
+    assert not vector_width.applies(host_state, (3, 4), None)
 
 
 def test_uncommitted_arrays_follow_the_default_device_committed_ones_their_own(avx512, monkeypatch):
@@ -83,32 +83,32 @@ def test_uncommitted_arrays_follow_the_default_device_committed_ones_their_own(a
     committed = jax.device_put(STATE, jax.devices("cpu")[0])
     assert not uncommitted.committed and committed.committed
     monkeypatch.setattr(jax, "default_backend", lambda: "gpu")  # a GPU machine, as far as `applies` can tell
-    assert not _vector_width.applies(uncommitted, (3, 4), None)
-    assert _vector_width.applies(committed, (3, 4), None)
+    assert not vector_width.applies(uncommitted, (3, 4), None)
+    assert vector_width.applies(committed, (3, 4), None)
     with jax.default_device("cpu"):  # a platform name, or a device
-        assert _vector_width.default_platform() == "cpu" and _vector_width.applies(uncommitted, (3, 4), None)
+        assert vector_width.default_platform() == "cpu" and vector_width.applies(uncommitted, (3, 4), None)
     with jax.default_device(jax.devices("cpu")[0]):
-        assert _vector_width.applies(uncommitted, (3, 4), None)
+        assert vector_width.applies(uncommitted, (3, 4), None)
 
 
 @pytest.mark.parametrize(("flags", "want"), [("fpu sse2 avx2 avx512f avx512bw", True), ("fpu sse2 avx2 fma", False)])
 def test_host_has_avx512_reads_the_cpuinfo_flags(tmp_path, flags, want):
     cpuinfo = tmp_path / "cpuinfo"
     cpuinfo.write_text(f"processor\t: 0\nmodel name\t: test\nflags\t\t: {flags}\n\n")
-    assert _vector_width.host_has_avx512(str(cpuinfo)) is want
+    assert vector_width.host_has_avx512(str(cpuinfo)) is want
 
 
 def test_host_has_avx512_is_false_without_cpuinfo(tmp_path):
-    assert _vector_width.host_has_avx512(str(tmp_path / "missing")) is False
+    assert vector_width.host_has_avx512(str(tmp_path / "missing")) is False
 
 
 def test_applies_checks_the_devices_of_an_out_sharding(avx512, cpu):
     state = jax.device_put(STATE, cpu)
     mesh = jax.sharding.Mesh(np.array([cpu]), ("d",))
     sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("d"))
-    assert _vector_width.applies(state, (4,), sharding)
+    assert vector_width.applies(state, (4,), sharding)
     abstract = jax.sharding.NamedSharding(mesh.abstract_mesh, jax.sharding.PartitionSpec("d"))
-    assert not _vector_width.applies(state, (4,), abstract)
+    assert not vector_width.applies(state, (4,), abstract)
 
 
 OTHER_DEVICES = [device for device in jax.devices() if device.platform != "cpu"]  # a GPU machine's GPUs
@@ -119,12 +119,12 @@ def test_arrays_and_out_shardings_on_another_device_take_the_plain_twin(avx512):
     call, wide = CALLS["random_generator"]
     wide.clear_cache()
     state = jax.device_put(STATE, OTHER_DEVICES[0])
-    assert not _vector_width.applies(state, (4,), None)
+    assert not vector_width.applies(state, (4,), None)
     value, _ = call(state)
     assert wide._cache_size() == 0 and value.devices() == {OTHER_DEVICES[0]}
     cpu_state = jax.device_put(STATE, jax.devices("cpu")[0])
     sharding = jax.sharding.NamedSharding(
         jax.sharding.Mesh(np.array(OTHER_DEVICES[:1]), ("d",)), jax.sharding.PartitionSpec()
     )
-    assert not _vector_width.applies(cpu_state, (4,), sharding)
-    assert not _vector_width.applies(np.asarray(STATE), (4,), None)  # host values: the default backend, not the CPU
+    assert not vector_width.applies(cpu_state, (4,), sharding)
+    assert not vector_width.applies(np.asarray(STATE), (4,), None)  # host values: the default backend, not the CPU

@@ -20,7 +20,7 @@ from typing import Any, cast
 
 import jax
 
-from dmljax._vector_width import default_platform
+from dmljax._random.vector_width import default_platform
 
 __all__ = ["Case", "Result", "run_case", "block", "pipelined_default"]
 
@@ -94,7 +94,7 @@ def pipelined_default() -> bool:
     """Whether `run_case` queues a round's calls by default: off the CPU (see `run_case`).
 
     The CPU is where the contenders' programs run: JAX's default device
-    (`dmljax._vector_width.default_platform`, which honours ``jax.default_device``).
+    (`dmljax._random.vector_width.default_platform`, which honours ``jax.default_device``).
 
     Examples:
       >>> with jax.default_device(jax.devices("cpu")[0]):

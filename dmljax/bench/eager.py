@@ -1,7 +1,7 @@
 """Benchmark cases for eager calls (issue #12): the default-mode call un-jitted against inside `jax.jit`.
 
 An un-jitted call in the default index mode (``mode=None``) on concrete device arrays
-checks the indices (`dmljax._index_checks`) and raises `IndexError` for a bad one; inside
+checks the indices (`dmljax._ops.index_checks`) and raises `IndexError` for a bad one; inside
 `jax.jit` the indices are traced and nothing is checked. Contenders, the first under test:
 ``eager`` (the call itself, on arrays already on the device) and ``jit`` (the reference for
 ratios: the same call inside `jax.jit`, compiled once). ratio = eager / jit: what the

@@ -9,7 +9,7 @@ after wrapping negative indices, with ``mode="clip"``; ``put_along_axis`` with
 ``numpy`` for forward passes; ``flat`` for scatter (a named baseline: issue #12's fastest
 formulation, one 1-D scatter at flat positions); ``blocked`` for gather_elements along
 axis 0 (the reference of the forward pass from 16 MiB of data on, where it is the fastest
-formulation found: `dmljax._gather_blocked` written with ``jnp``); ``torch`` (CPU, when installed:
+formulation found: `dmljax._ops.gather_blocked` written with ``jnp``); ``torch`` (CPU, when installed:
 `dmljax.bench._torch`) forward and backward. Backward cases time ``grad(sum(op(x) * cotangent))``.
 """
 
@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import dmljax
-from dmljax._gather_blocked import BLOCKED_MIN_BYTES
+from dmljax._ops.gather_blocked import BLOCKED_MIN_BYTES
 from dmljax.bench import _torch
 from dmljax.bench._harness import Case
 

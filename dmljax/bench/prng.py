@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dmljax._prng_impl import prng_impl
+from dmljax._random.prng_impl import prng_impl
 from dmljax.bench._harness import Case
 
 __all__ = ["cases", "DEFAULT_SIZES"]

@@ -11,7 +11,7 @@ More cases at each size: rows of 1023 words (a last axis that is not a multiple 
 rows start inside blocks); the float32 uniform and normal distributions against
 `jax.random` with the ``philox4x32`` key; on the CPU, dmljax compiled with
 ``xla_cpu_prefer_vector_width=512`` (the twin that the public functions pick for their
-eager calls on AVX-512 hosts, `dmljax._vector_width`, timed on any CPU; on such hosts the
+eager calls on AVX-512 hosts, `dmljax._random.vector_width`, timed on any CPU; on such hosts the
 plain dmljax contenders run it too, as a user's eager call would); with 8 or
 more devices, a uniform sharded over the last axis so that device slices cut blocks,
 with ``out_sharding=`` (each device its own tile) against the partitioner alone.
@@ -30,9 +30,9 @@ import numpy as np
 from jax import lax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from dmljax import _vector_width
-from dmljax._distributions import _normal, _normal_wide, _uniform, _uniform_wide
-from dmljax._random import _random_generator, _random_generator_wide, make_state
+from dmljax._random import vector_width
+from dmljax._random.distributions import _normal, _normal_wide, _uniform, _uniform_wide
+from dmljax._random.generator import _random_generator, _random_generator_wide, make_state
 from dmljax.bench import _torch
 from dmljax.bench._harness import Case
 
@@ -88,7 +88,7 @@ def cases(sizes_bytes: Sequence[int] = DEFAULT_SIZES) -> list[Case]:
             "jax threefry bits": functools.partial(_jax_bits(n), threefry_key),
             "lax.rng_bit_generator PHILOX": functools.partial(_rng_bit_generator(n), rbg_key),
         }
-        if _vector_width.default_platform() == "cpu":
+        if vector_width.default_platform() == "cpu":
             contenders["dmljax, prefer_vector_width=512"] = functools.partial(_random_generator_wide, state, (n,))
         randomgen = _randomgen(n)
         if randomgen is not None:
@@ -101,8 +101,8 @@ def cases(sizes_bytes: Sequence[int] = DEFAULT_SIZES) -> list[Case]:
 
 
 def _eager(plain: Callable[..., Any], wide: Callable[..., Any], state: jax.Array) -> Callable[..., Any]:
-    """The twin an eager public call on ``state`` runs: the wide one on AVX-512 CPUs (`dmljax._vector_width`)."""
-    return wide if _vector_width.applies(state) else plain
+    """The twin an eager public call on ``state`` runs: the wide one on AVX-512 CPUs (`dmljax._random.vector_width`)."""
+    return wide if vector_width.applies(state) else plain
 
 
 @functools.cache

@@ -7,9 +7,9 @@ reference for ratios), NumPy's ``as_strided(...).copy()`` and, when installed, t
 also run backward. The padded write's reference is the fastest formulation found (issue
 #12), ``concat``: the value rows next to the buffer's pad columns. It runs on DirectML's
 minimum buffer, which ends at the last element, 8 short of the last row's padding (XLA
-then copies the output once more: `dmljax._strided`), and, forward only, on a buffer of
+then copies the output once more: `dmljax._buffers.strided`), and, forward only, on a buffer of
 whole rows (one pass). The NHWC read's reference is the fastest found at its size
-(`dmljax._transpose`): ``tiles16`` (16x16 tiles, then 64-byte rows, which XLA CPU fuses
+(`dmljax._buffers.transpose`): ``tiles16`` (16x16 tiles, then 64-byte rows, which XLA CPU fuses
 into one loop) below `TWO_PASS_MIN_BYTES`, ``two_pass`` (the same two steps kept apart by
 a conditional XLA cannot fold) from there on.
 """
@@ -24,9 +24,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dmljax._strided import read_tensor, write_tensor
-from dmljax._tensor_desc import TensorDesc, packed_strides
-from dmljax._transpose import TWO_PASS_MIN_BYTES
+from dmljax._buffers.strided import read_tensor, write_tensor
+from dmljax._buffers.tensor_desc import TensorDesc, packed_strides
+from dmljax._buffers.transpose import TWO_PASS_MIN_BYTES
 from dmljax.bench import _torch
 from dmljax.bench._harness import Case
 

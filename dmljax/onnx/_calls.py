@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dmljax._errors import fail
+from dmljax._core.errors import fail
 from dmljax.onnx._primitives import (
     GATHER_ELEMENTS_P,
     GATHER_P,

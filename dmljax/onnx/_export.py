@@ -11,8 +11,8 @@ import numpy as np
 import onnx
 from jax2onnx import to_onnx
 
-from dmljax._dtypes import x64_enabled
-from dmljax._errors import fail
+from dmljax._core.dtypes import x64_enabled
+from dmljax._core.errors import fail
 from dmljax.onnx._calls import EXPORT_CALLS
 from dmljax.onnx._plugins import patch_targets
 

@@ -1,0 +1,4 @@
+"""What every family shares and nothing else: errors, data types, limits, platform helpers.
+
+Imports nothing from the rest of dmljax.
+"""
