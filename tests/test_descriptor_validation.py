@@ -18,7 +18,7 @@ from dmljax import (
     ValidationError,
     compile_operator,
 )
-from dmljax._descriptors.validate import SUPPORT_TABLES
+from dmljax._descriptors.registry import registered
 
 LEVELS = sorted(set(FeatureLevel))
 DML_TYPES = [t for t in DataType if t.name not in ("BOOL", "BFLOAT16", "COMPLEX64", "COMPLEX128")]
@@ -61,6 +61,7 @@ BUILDERS = {
     GatherElementsOperatorDesc: gather_elements_desc,
     Slice1OperatorDesc: slice1_desc,
 }
+SUPPORT_TABLES = {operator.desc: operator.support for operator in registered()}
 ROWS = [(cls, i) for cls in BUILDERS for i in range(len(SUPPORT_TABLES[cls]))]
 ROW_IDS = [f"{cls.__name__}-{SUPPORT_TABLES[cls][i].level}" for cls, i in ROWS]
 
@@ -364,5 +365,9 @@ def test_compile_operator_arguments():
     compile_operator(desc, "DML_FEATURE_LEVEL_3_0")
     with pytest.raises(TypeError, match="compile_operator: feature_level must be a DirectML feature level"):
         compile_operator(desc, "9.9")
-    with pytest.raises(TypeError, match="compile_operator: desc must be one of ScatterOperatorDesc"):
+    with pytest.raises(
+        TypeError,
+        match="compile_operator: desc must be one of GatherElementsOperatorDesc, GatherOperatorDesc, "
+        "RandomGeneratorOperatorDesc, ScatterOperatorDesc, Slice1OperatorDesc; got desc=TensorDesc",
+    ):
         compile_operator(t((3,)))

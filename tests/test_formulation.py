@@ -17,7 +17,7 @@ import pytest
 from jax import export
 
 import dmljax
-from dmljax._core.platform import flat_positions, use_flat
+from dmljax._ops.formulation import flat_positions, use_flat
 from dmljax._ops.gather import _gather_elements_lax
 from dmljax._ops.gather_grad import flat_tangent, rows_tangent
 from dmljax._ops.indices import IndexMode, normalize

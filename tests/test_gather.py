@@ -11,9 +11,10 @@ from jax.test_util import check_grads
 
 import dmljax
 from dmljax import DataType, FeatureLevel, ValidationError
-from dmljax._core.platform import use_flat
+from dmljax._descriptors.gather_elements import GATHER_ELEMENTS_SUPPORT
 from dmljax._descriptors.support import support_at
-from dmljax._ops.gather import GATHER_ELEMENTS_SUPPORT, _gather_elements_lax, _gather_lax
+from dmljax._ops.formulation import use_flat
+from dmljax._ops.gather import _gather_elements_lax, _gather_lax
 from dmljax._ops.gather_blocked import GPU_FORWARD_MIN_BYTES, blocked, use_blocked
 from dmljax._ops.gather_grad import flat_tangent, gather_flat_tangent, use_rows
 from dmljax._ops.indices import IndexMode, normalize

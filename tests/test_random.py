@@ -14,7 +14,7 @@ from dmljax import (
     make_state,
     random_generator,
 )
-from dmljax._random.generator import RANDOM_GENERATOR_SUPPORT
+from dmljax._descriptors.random_generator import RANDOM_GENERATOR_SUPPORT
 from tests import reference
 
 
@@ -192,11 +192,11 @@ def test_make_state_rejects_out_of_range(seed, counter):
 
 
 def test_support_table_is_seed_003():
-    fl3, fl4 = RANDOM_GENERATOR_SUPPORT[FeatureLevel.FL_3_0], RANDOM_GENERATOR_SUPPORT[FeatureLevel.FL_4_0]
+    fl3, fl4 = RANDOM_GENERATOR_SUPPORT
     assert fl3.state_dimension_counts == fl3.output_dimension_counts == (4,)
     assert fl4.state_dimension_counts == fl4.output_dimension_counts == tuple(range(1, 9))
     assert fl3.data_types == fl4.data_types == (DataType.UINT32,)
-    assert sorted(RANDOM_GENERATOR_SUPPORT) == [FeatureLevel.FL_3_0, FeatureLevel.FL_4_0]
+    assert (fl3.level, fl4.level) == (FeatureLevel.FL_3_0, FeatureLevel.FL_4_0)
 
 
 # --- TensorFlow's stateless Philox (optional) ------------------------------------------

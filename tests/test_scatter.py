@@ -9,8 +9,8 @@ from jax.test_util import check_grads
 
 import dmljax
 from dmljax import DataType, FeatureLevel, ValidationError
+from dmljax._descriptors.scatter import SCATTER_SUPPORT
 from dmljax._descriptors.support import support_at
-from dmljax._ops.scatter import SCATTER_SUPPORT
 from tests import reference
 
 DATA_TYPES = ["float32", "float16", "bfloat16", "int32", "int16", "int8", "uint32", "uint16", "uint8", "bool"]

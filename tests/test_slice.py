@@ -8,8 +8,8 @@ from jax.test_util import check_grads
 
 import dmljax
 from dmljax import DataType, FeatureLevel, ValidationError
+from dmljax._descriptors.slice1 import SLICE1_SUPPORT
 from dmljax._descriptors.support import support_at
-from dmljax._ops.slice1 import SLICE1_SUPPORT
 from tests import reference
 
 SEED_INPUT = np.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4)

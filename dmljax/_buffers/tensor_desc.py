@@ -10,13 +10,9 @@ from typing import Any
 from dmljax._buffers.layout import has_aliasing
 from dmljax._core.dtypes import DataType, as_data_type
 from dmljax._core.errors import fail
+from dmljax._core.limits import MAX_DIMENSIONS, UINT32_MAX
 
-__all__ = ["TensorDesc", "calc_buffer_tensor_size", "packed_strides", "MAX_DIMENSIONS"]
-
-# DML_TENSOR_DIMENSION_COUNT_MAX1: DirectML tensors have 1 to 8 dimensions.
-MAX_DIMENSIONS = 8
-# Sizes and strides are UINT in DML_BUFFER_TENSOR_DESC.
-_UINT32_MAX = 2**32 - 1
+__all__ = ["TensorDesc", "calc_buffer_tensor_size", "packed_strides"]
 
 
 def _as_int_tuple(values: Any, op: str, param: str) -> tuple[int, ...]:
@@ -35,7 +31,7 @@ def _check_sizes(sizes: Any, op: str) -> tuple[int, ...]:
     if not 1 <= len(sizes) <= MAX_DIMENSIONS:
         raise fail(op, "sizes", f"have 1 to {MAX_DIMENSIONS} dimensions", sizes)
     for i, size in enumerate(sizes):
-        if not 1 <= size <= _UINT32_MAX:
+        if not 1 <= size <= UINT32_MAX:
             raise fail(op, f"sizes[{i}]", "be in [1, 2**32 - 1]", size, f"sizes {sizes}")
     return sizes
 
@@ -45,7 +41,7 @@ def _check_strides(strides: Any, sizes: tuple[int, ...], op: str) -> tuple[int, 
     if len(strides) != len(sizes):
         raise fail(op, "strides", f"have one stride per dimension ({len(sizes)})", strides, f"sizes {sizes}")
     for i, stride in enumerate(strides):
-        if not 0 <= stride <= _UINT32_MAX:
+        if not 0 <= stride <= UINT32_MAX:
             raise fail(op, f"strides[{i}]", "be in [0, 2**32 - 1]", stride, f"sizes {sizes}")
     return strides
 
@@ -107,7 +103,7 @@ def _strided_bytes(data_type: DataType, sizes: tuple[int, ...], strides: tuple[i
 def _packed_strides_checked(sizes: tuple[int, ...], op: str) -> tuple[int, ...]:
     """Row-major strides, which DML_BUFFER_TENSOR_DESC stores as UINT like the sizes."""
     strides = _row_major_strides(sizes)
-    if strides[0] > _UINT32_MAX:
+    if strides[0] > UINT32_MAX:
         rule = "have packed row-major strides that fit in UINT32 (at most 2**32 - 1 elements per step)"
         raise fail(op, "sizes", rule, sizes, f"packed strides {strides}; pass strides explicitly")
     return strides

@@ -26,7 +26,6 @@ folded, but a `lax.cond` whose two branches are the same function, on `opaque_pr
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import jax
@@ -34,30 +33,16 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from dmljax._ops.indices import IndexMode
-
-__all__ = [
-    "FLAT_LIMIT",
-    "clamped",
-    "concrete",
-    "cpu_or_plain",
-    "flat_positions",
-    "one_device_shape",
-    "opaque_predicate",
-    "use_flat",
-]
-
-# Flat positions are uint32, with ``prod(shape)`` itself as the out-of-range sentinel.
-FLAT_LIMIT = 2**32
+__all__ = ["concrete_shape", "cpu_or_plain", "one_device_shape", "opaque_predicate"]
 
 
-def concrete(shape: tuple) -> bool:
+def concrete_shape(shape: tuple) -> bool:
     """Whether every dimension of ``shape`` is a known integer (not symbolic, as in `jax.export`)."""
     return all(isinstance(d, int | np.integer) for d in shape)
 
 
 def one_device_shape(shape: tuple) -> bool:
-    """Whether a one-device formulation may be traced for ``shape``: concrete, and one device.
+    """Whether a one-device formulation may be traced for ``shape``: concrete_shape, and one device.
 
     The CPU-specific formulations and the GPU's whole-output ones (Philox's flat row,
     gather_elements' gradient blocks) need it: with several devices a program may be
@@ -71,7 +56,7 @@ def one_device_shape(shape: tuple) -> bool:
     the live branch from fusing with its neighbours. That needs a primitive that lowers
     only the chosen branch, with its own differentiation and batching rules.
     """
-    return concrete(shape) and jax.device_count() == 1
+    return concrete_shape(shape) and jax.device_count() == 1
 
 
 def opaque_predicate(x: jax.Array) -> jax.Array:
@@ -90,44 +75,6 @@ def opaque_predicate(x: jax.Array) -> jax.Array:
     return (first[0] & 1) == 0
 
 
-def use_flat(shape: tuple) -> bool:
-    """Whether the flat formulation may be used for an array of ``shape`` (see the module doc).
-
-    Examples:
-      >>> use_flat((3, 4)) == (jax.device_count() == 1)
-      True
-      >>> use_flat((12,)), use_flat((2**16, 2**16))
-      (False, False)
-    """
-    return len(shape) >= 2 and one_device_shape(shape) and math.prod(shape) < FLAT_LIMIT
-
-
 def cpu_or_plain(flat: Callable, plain: Callable, *args: jax.Array) -> jax.Array:
     """``flat(*args)`` in programs compiled for XLA CPU, ``plain(*args)`` on other platforms."""
     return lax.platform_dependent(*args, cpu=flat, default=plain)
-
-
-def clamped(index: jax.Array, size: int, mode: IndexMode) -> jax.Array:
-    """Normalised (unsigned) indices in ``[0, size)``; `FILL` keeps out-of-range ones (dropped)."""
-    if mode is IndexMode.FILL:
-        return index
-    return jnp.minimum(index, jnp.asarray(size - 1, index.dtype))  # size may be symbolic (jax.export)
-
-
-def flat_positions(index: jax.Array, shape: tuple[int, ...], axis: int, mode: IndexMode) -> jax.Array:
-    """uint32 positions in the flattened array of ``shape`` of each element of ``index``.
-
-    ``index`` holds normalised indices along ``axis`` (any unsigned dtype); element ``p`` of
-    the result is the flat position of ``p`` with ``p[axis]`` replaced by ``index[p]`` (clamped
-    unless ``mode`` is `FILL`, where out-of-range indices give ``prod(shape)``, dropped by a
-    `FILL_OR_DROP` gather or scatter). Needs ``prod(shape) < 2**32`` (`use_flat`).
-    """
-    strides = [math.prod(shape[d + 1 :]) for d in range(len(shape))]
-    along = clamped(index, shape[axis], mode)
-    lin = along.astype(jnp.uint32) * np.uint32(strides[axis])  # wrapped values: replaced below
-    for d, stride in enumerate(strides):
-        if d != axis:
-            lin = lin + lax.broadcasted_iota(jnp.uint32, index.shape, d) * np.uint32(stride)
-    if mode is IndexMode.FILL:  # keep out-of-range elements out of range (filled or dropped)
-        lin = jnp.where(along < shape[axis], lin, np.uint32(math.prod(shape)))
-    return lin

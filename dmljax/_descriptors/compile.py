@@ -2,7 +2,7 @@
 
 The flow of every compiled operator: each input buffer -> `read_tensor` through its
 descriptor (`read_operand`: layout changes the operator fuses) -> the operator's one array
-function (`scatter`, `gather`, `gather_elements`, `slice1`, `random_generator`) ->
+function, through its registration's ``apply`` (`dmljax._descriptors.registry`) ->
 `write_tensor` into a zero buffer of ``total_tensor_size_in_bytes // itemsize`` elements
 laid out by the output descriptor.
 No operator semantics live here.
@@ -20,18 +20,8 @@ from dmljax._buffers.strided import check_buffer, read_operand, write_tensor
 from dmljax._buffers.tensor_desc import TensorDesc
 from dmljax._core.errors import fail
 from dmljax._descriptors.feature_levels import FeatureLevel, as_feature_level
-from dmljax._descriptors.operator_descs import (
-    GatherElementsOperatorDesc,
-    GatherOperatorDesc,
-    RandomGeneratorOperatorDesc,
-    ScatterOperatorDesc,
-    Slice1OperatorDesc,
-)
+from dmljax._descriptors.registry import lookup
 from dmljax._descriptors.validate import validate_operator_desc
-from dmljax._ops.gather import gather, gather_elements
-from dmljax._ops.scatter import scatter
-from dmljax._ops.slice1 import slice1
-from dmljax._random.generator import random_generator
 
 __all__ = ["compile_operator"]
 
@@ -97,7 +87,7 @@ def compile_operator(desc: Any, feature_level: Any = FeatureLevel.LATEST) -> Cal
         return _run(desc, buffers)
 
     compiled.__name__ = compiled.__qualname__ = struct
-    inputs = ", ".join(_buffer_name(m) for m in _INPUTS[type(desc)])
+    inputs = ", ".join(_buffer_name(m) for m in lookup(desc).inputs)
     compiled.__doc__ = f"{struct} compiled at feature level {level}: ({inputs}) -> output buffer(s)."
     return jax.jit(compiled)
 
@@ -108,12 +98,13 @@ def _buffer_name(member: str) -> str:
 
 def _run(desc: Any, buffers: tuple[Any, ...]) -> Any:
     """Read every input buffer, apply the operator's array function, write every output buffer."""
-    inputs = _INPUTS[type(desc)]
+    operator = lookup(desc)
+    inputs = operator.inputs
     if len(buffers) != len(inputs):
         names = ", ".join(_buffer_name(m) for m in inputs)
         raise TypeError(f"{type(desc).__name__}: takes {len(inputs)} buffers ({names}); got {len(buffers)}.")
     arrays = [_read(desc, member, buffer) for member, buffer in zip(inputs, buffers, strict=True)]
-    results = _OPERATORS[type(desc)](desc, *arrays)
+    results = operator.apply(desc, *arrays)
     outputs = [m for m in ("output_tensor", "output_state_tensor") if getattr(desc, m, None) is not None]
     written = tuple(_write(getattr(desc, m), value) for m, value in zip(outputs, results, strict=False))
     return written[0] if len(written) == 1 else written
@@ -133,46 +124,3 @@ def _write(tensor: TensorDesc, value: jax.Array) -> jax.Array:
     """A zero buffer of ``total_tensor_size_in_bytes // itemsize`` with ``value`` laid out by ``tensor``."""
     zeros = jnp.zeros(tensor.buffer_elements, tensor.dtype.dtype)
     return write_tensor(zeros, tensor, value.reshape(tensor.sizes))
-
-
-# The input tensors of each struct, in the struct's order: one buffer each.
-_INPUTS: dict[type, tuple[str, ...]] = {
-    ScatterOperatorDesc: ("input_tensor", "indices_tensor", "updates_tensor"),
-    GatherOperatorDesc: ("input_tensor", "indices_tensor"),
-    GatherElementsOperatorDesc: ("input_tensor", "indices_tensor"),
-    Slice1OperatorDesc: ("input_tensor",),
-    RandomGeneratorOperatorDesc: ("input_state_tensor",),
-}
-
-
-def _scatter(desc: ScatterOperatorDesc, data: jax.Array, indices: jax.Array, updates: jax.Array) -> tuple[jax.Array]:
-    return (scatter(data, indices, updates, desc.axis),)
-
-
-def _gather(desc: GatherOperatorDesc, data: jax.Array, indices: jax.Array) -> tuple[jax.Array]:
-    """DML_GATHER as ONNX `gather` on the indices' last ``index_dimensions`` dimensions."""
-    kept = indices.shape[indices.ndim - desc.index_dimensions :] if desc.index_dimensions else ()
-    return (gather(data, indices.reshape(kept), desc.axis),)
-
-
-def _gather_elements(desc: GatherElementsOperatorDesc, data: jax.Array, indices: jax.Array) -> tuple[jax.Array]:
-    return (gather_elements(data, indices, desc.axis),)
-
-
-def _slice1(desc: Slice1OperatorDesc, data: jax.Array) -> tuple[jax.Array]:
-    window = (desc.input_window_offsets, desc.input_window_sizes, desc.input_window_strides)
-    return (slice1(data, *window, output_sizes=desc.output_tensor.sizes),)
-
-
-def _random_generator(desc: RandomGeneratorOperatorDesc, state: jax.Array) -> tuple[jax.Array, jax.Array]:
-    return random_generator(state, desc.output_tensor.sizes)
-
-
-# The array function behind each struct: logical inputs -> logical outputs, in the struct's order.
-_OPERATORS: dict[type, Callable[..., tuple[jax.Array, ...]]] = {
-    ScatterOperatorDesc: _scatter,
-    GatherOperatorDesc: _gather,
-    GatherElementsOperatorDesc: _gather_elements,
-    Slice1OperatorDesc: _slice1,
-    RandomGeneratorOperatorDesc: _random_generator,
-}

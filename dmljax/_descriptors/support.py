@@ -1,7 +1,7 @@
 """Feature-level support tables: one small frozen row per DirectML feature level.
 
-Each operator module keeps its table as data next to the operator (``SCATTER_SUPPORT``
-in `dmljax._ops.scatter`, ...). A table is a tuple of `SupportRow`, oldest level first; the
+Each operator's table is data in its registration module (``SCATTER_SUPPORT`` in
+`dmljax._descriptors.scatter`, ...). A table is a tuple of `SupportRow`, oldest level first; the
 row that applies at a feature level is the newest one not newer than it (`support_at`).
 The descriptor layer validates against these rows; the array functions accept more.
 """
@@ -54,7 +54,7 @@ def support_at(table: tuple[SupportRow, ...], level: FeatureLevel) -> SupportRow
     """The row of ``table`` that applies at ``level``, or ``None`` before the operator exists.
 
     Examples:
-      >>> from dmljax._ops.scatter import SCATTER_SUPPORT
+      >>> from dmljax._descriptors.scatter import SCATTER_SUPPORT
       >>> support_at(SCATTER_SUPPORT, FeatureLevel.FL_3_1).dims
       (1, 8)
       >>> support_at(SCATTER_SUPPORT, FeatureLevel.FL_2_0).dims

@@ -21,17 +21,9 @@ from collections.abc import Callable
 import jax
 from jax import lax
 
-from dmljax._core.dtypes import DataType
 from dmljax._core.errors import fail
-from dmljax._core.platform import cpu_or_plain, use_flat
-from dmljax._descriptors.feature_levels import FeatureLevel
-from dmljax._descriptors.support import (
-    FL1_0_DATA_TYPES,
-    FL2_1_DATA_TYPES,
-    FL3_0_INDEX_TYPES,
-    FL4_1_DATA_TYPES,
-    SupportRow,
-)
+from dmljax._core.platform import cpu_or_plain
+from dmljax._ops.formulation import use_flat
 from dmljax._ops.gather_blocked import GPU_FORWARD_MIN_BYTES, GPU_MIN_BYTES, blocked, use_blocked
 from dmljax._ops.gather_grad import (
     flat_tangent,
@@ -43,7 +35,6 @@ from dmljax._ops.gather_grad import (
 )
 from dmljax._ops.index_checks import call_checked, checkify_in_bounds, prepare_indices
 from dmljax._ops.indices import (
-    MAX_DIMENSIONS,
     IndexMode,
     as_data,
     as_indices,
@@ -56,29 +47,7 @@ from dmljax._ops.indices import (
     resolve_mode,
 )
 
-__all__ = ["gather", "gather_elements", "GATHER_SUPPORT", "GATHER_ELEMENTS_SUPPORT"]
-
-
-# DML_GATHER_OPERATOR_DESC "Tensor support" tables (learn.microsoft.com, "DML_GATHER_OPERATOR_DESC
-# structure (directml.h)", as scraped in github.com/m417z/windows-docs-scraper,
-# sdk-api/directml/ns-directml-dml_gather_operator_desc.md). Introduced in DML_FEATURE_LEVEL_1_0;
-# the rows equal DML_SCATTER's (seed 000).
-GATHER_SUPPORT = (
-    SupportRow(FeatureLevel.FL_1_0, (4, 4), FL1_0_DATA_TYPES, (DataType.UINT32,)),
-    SupportRow(FeatureLevel.FL_2_1, (4, 4), FL2_1_DATA_TYPES, (DataType.UINT32,)),
-    SupportRow(FeatureLevel.FL_3_0, (1, MAX_DIMENSIONS), FL2_1_DATA_TYPES, FL3_0_INDEX_TYPES),
-    SupportRow(FeatureLevel.FL_4_1, (1, MAX_DIMENSIONS), FL4_1_DATA_TYPES, FL3_0_INDEX_TYPES),
-)
-
-# DML_GATHER_ELEMENTS_OPERATOR_DESC "Tensor support" tables (learn.microsoft.com, same scrape,
-# sdk-api/directml/ns-directml-dml_gather_elements_operator_desc.md): introduced in
-# DML_FEATURE_LEVEL_2_1; the rows equal DML_SCATTER's (seed 000) from 2.1 on. Negative
-# signed indices from 3.0.
-GATHER_ELEMENTS_SUPPORT = (
-    SupportRow(FeatureLevel.FL_2_1, (4, 4), FL2_1_DATA_TYPES, (DataType.UINT32,)),
-    SupportRow(FeatureLevel.FL_3_0, (1, MAX_DIMENSIONS), FL2_1_DATA_TYPES, FL3_0_INDEX_TYPES),
-    SupportRow(FeatureLevel.FL_4_1, (1, MAX_DIMENSIONS), FL4_1_DATA_TYPES, FL3_0_INDEX_TYPES),
-)
+__all__ = ["gather", "gather_elements"]
 
 
 def gather(

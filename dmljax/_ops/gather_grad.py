@@ -43,7 +43,8 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from dmljax._core.platform import clamped, concrete, flat_positions, use_flat
+from dmljax._core.platform import concrete_shape
+from dmljax._ops.formulation import clamped, flat_positions, use_flat
 from dmljax._ops.indices import IndexMode, gather_in_mode
 
 __all__ = [
@@ -109,7 +110,7 @@ def linear_in_data(primal: Callable, tangent: Callable) -> Callable:
 def use_rows(shape: tuple, axis: int) -> bool:
     """Whether `rows_tangent` beats JAX's own transpose for a gather along ``axis``."""
     inner = shape[axis + 1 :]
-    return axis > 0 and concrete(inner) and math.prod(inner) < ROWS_MAX_INNER
+    return axis > 0 and concrete_shape(inner) and math.prod(inner) < ROWS_MAX_INNER
 
 
 def use_gpu_flat(data_shape: tuple, axis: int, out_shape: tuple, itemsize: int) -> bool:
@@ -125,7 +126,7 @@ def use_gpu_flat(data_shape: tuple, axis: int, out_shape: tuple, itemsize: int) 
       >>> use_gpu_flat((1024, 1024, 4), 1, (1024, 1024, 4), 4), use_gpu_flat((64, 1024), 0, (64, 1024), 4)
       (False, False)
     """
-    if not (use_flat(data_shape) and concrete(out_shape)):
+    if not (use_flat(data_shape) and concrete_shape(out_shape)):
         return False
     inner = math.prod(data_shape[axis + 1 :])
     nbytes = math.prod(out_shape) * itemsize

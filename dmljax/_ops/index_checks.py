@@ -90,7 +90,8 @@ from jax.experimental import checkify
 from jax.sharding import SingleDeviceSharding
 
 from dmljax._core.dtypes import x64_enabled
-from dmljax._ops.indices import UINT32_MAX, IndexMode, IndexPolicy
+from dmljax._core.limits import UINT32_MAX
+from dmljax._ops.indices import IndexMode, IndexPolicy
 
 __all__ = [
     "call_checked",

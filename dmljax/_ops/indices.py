@@ -36,12 +36,10 @@ from jax import lax
 
 from dmljax._core.dtypes import DataType, as_data_type, x64_enabled
 from dmljax._core.errors import fail
+from dmljax._core.limits import INT32_MAX, MAX_DIMENSIONS, UINT32_MAX
 
 __all__ = [
     "INDEX_TYPES",
-    "INT32_MAX",
-    "MAX_DIMENSIONS",
-    "UINT32_MAX",
     "IndexMode",
     "IndexPolicy",
     "as_data",
@@ -59,15 +57,9 @@ __all__ = [
     "type_fail",
 ]
 
-# DirectML tensors have 1 to 8 dimensions (DML_TENSOR_DIMENSION_COUNT_MAX1).
-MAX_DIMENSIONS = 8
 # Index types of DML_SCATTER / DML_GATHER_ELEMENTS from feature level 3.0 (seed 000); ONNX
 # Gather allows the signed two (seed 004), dmljax accepts all four for every operator.
 INDEX_TYPES = (DataType.INT32, DataType.INT64, DataType.UINT32, DataType.UINT64)
-# The largest int32 value, and DirectML's largest tensor (DML_BUFFER_TENSOR_DESC: "The total
-# size of a buffer tensor may not exceed (2^32 - 1) elements"): the largest uint32.
-INT32_MAX = 2**31 - 1
-UINT32_MAX = 2**32 - 1
 
 
 class IndexMode(enum.Enum):

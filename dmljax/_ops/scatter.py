@@ -16,20 +16,11 @@ import jax
 import numpy as np
 from jax import lax
 
-from dmljax._core.dtypes import DataType
 from dmljax._core.errors import fail
-from dmljax._core.platform import cpu_or_plain, flat_positions, use_flat
-from dmljax._descriptors.feature_levels import FeatureLevel
-from dmljax._descriptors.support import (
-    FL1_0_DATA_TYPES,
-    FL2_1_DATA_TYPES,
-    FL3_0_INDEX_TYPES,
-    FL4_1_DATA_TYPES,
-    SupportRow,
-)
+from dmljax._core.platform import cpu_or_plain
+from dmljax._ops.formulation import flat_positions, use_flat
 from dmljax._ops.index_checks import call_checked, checkify_in_bounds, prepare_indices
 from dmljax._ops.indices import (
-    MAX_DIMENSIONS,
     IndexMode,
     as_data,
     as_indices,
@@ -43,17 +34,7 @@ from dmljax._ops.indices import (
     type_fail,
 )
 
-__all__ = ["scatter", "scatter_elements", "SCATTER_SUPPORT"]
-
-
-# DML_SCATTER_OPERATOR_DESC "텐서 지원" (tensor support) tables, seed 000: dimension count and
-# data types of InputTensor/UpdatesTensor/OutputTensor, and the IndicesTensor types.
-SCATTER_SUPPORT = (
-    SupportRow(FeatureLevel.FL_1_0, (4, 4), FL1_0_DATA_TYPES, (DataType.UINT32,)),
-    SupportRow(FeatureLevel.FL_2_1, (4, 4), FL2_1_DATA_TYPES, (DataType.UINT32,)),
-    SupportRow(FeatureLevel.FL_3_0, (1, MAX_DIMENSIONS), FL2_1_DATA_TYPES, FL3_0_INDEX_TYPES),
-    SupportRow(FeatureLevel.FL_4_1, (1, MAX_DIMENSIONS), FL4_1_DATA_TYPES, FL3_0_INDEX_TYPES),
-)
+__all__ = ["scatter", "scatter_elements"]
 
 
 def scatter(

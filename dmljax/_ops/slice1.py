@@ -15,20 +15,10 @@ import jax
 from jax import lax
 
 from dmljax._core.errors import fail
-from dmljax._descriptors.feature_levels import FeatureLevel
-from dmljax._descriptors.support import FL2_1_DATA_TYPES, FL4_1_DATA_TYPES, SupportRow
-from dmljax._ops.indices import INT32_MAX, MAX_DIMENSIONS, UINT32_MAX, as_data, check_rank
+from dmljax._core.limits import INT32_MAX, UINT32_MAX
+from dmljax._ops.indices import as_data, check_rank
 
-__all__ = ["slice1", "SLICE1_SUPPORT", "check_window_rules"]
-
-
-# DML_SLICE1_OPERATOR_DESC "텐서 지원" (tensor support) tables, seed 001: introduced in 2.1
-# with 4 or 5 dimensions; 1-8 from 3.0; 64-bit types from 4.1. No indices tensor.
-SLICE1_SUPPORT = (
-    SupportRow(FeatureLevel.FL_2_1, (4, 5), FL2_1_DATA_TYPES),
-    SupportRow(FeatureLevel.FL_3_0, (1, MAX_DIMENSIONS), FL2_1_DATA_TYPES),
-    SupportRow(FeatureLevel.FL_4_1, (1, MAX_DIMENSIONS), FL4_1_DATA_TYPES),
-)
+__all__ = ["slice1", "check_window_rules"]
 
 
 def slice1(

@@ -18,6 +18,7 @@ from jax import export
 
 from dmljax._core.dtypes import x64_enabled
 from dmljax._core.errors import fail
+from dmljax._core.limits import MAX_TENSOR_ELEMENTS
 
 __all__ = [
     "FLOATS",
@@ -25,15 +26,13 @@ __all__ = [
     "check_broadcast",
     "check_dtype",
     "check_int_bounds",
-    "check_shape",
+    "check_stream_shape",
     "check_static",
-    "concrete",
+    "concrete_value",
 ]
 
 FLOATS = ("float16", "bfloat16", "float32", "float64")
 INTS = ("int32", "uint32", "int64", "uint64")
-# One call may use at most 2^32 - 1 stream words (the counter offsets are uint32).
-MAX_WORDS = 2**32 - 1
 
 
 def check_dtype(op: str, dtype: Any, allowed: tuple[str, ...]) -> np.dtype:
@@ -52,7 +51,7 @@ def check_static(op: str, shape: Any, dims: tuple[Any, ...]) -> None:
         raise fail(op, "shape", "be static (mark it static: jax.jit(..., static_argnums=...))", shape)
 
 
-def check_shape(op: str, shape: Any, words_per_value: int) -> tuple[int, ...]:
+def check_stream_shape(op: str, shape: Any, words_per_value: int) -> tuple[int, ...]:
     """An output shape: non-negative ints (or `jax.export` symbolic sizes), at most 2^32 - 1 stream words in all."""
     try:
         dims = tuple(shape)
@@ -62,7 +61,7 @@ def check_shape(op: str, shape: Any, words_per_value: int) -> tuple[int, ...]:
     if not all(export.is_symbolic_dim(d) or _non_negative_int(d) for d in dims):
         raise fail(op, "shape", "be a tuple of non-negative ints", shape)
     dims = tuple(d if export.is_symbolic_dim(d) else int(d) for d in dims)
-    if all(isinstance(d, int) for d in dims) and math.prod(dims) * words_per_value > MAX_WORDS:
+    if all(isinstance(d, int) for d in dims) and math.prod(dims) * words_per_value > MAX_TENSOR_ELEMENTS:
         raise fail(op, "shape", f"need at most 2**32 - 1 stream words ({words_per_value} per value)", dims)
     return dims
 
@@ -71,7 +70,7 @@ def _non_negative_int(d: Any) -> bool:
     return hasattr(d, "__index__") and not isinstance(d, bool) and d >= 0
 
 
-def concrete(value: Any) -> np.ndarray | None:
+def concrete_value(value: Any) -> np.ndarray | None:
     """``value`` as a NumPy array when it is known at trace time, else None."""
     try:
         return np.asarray(value)
@@ -108,7 +107,7 @@ def check_int_bounds(op: str, minval: Any, maxval: Any, dtype: np.dtype, shape: 
         kind = jnp.result_type(value).kind if not isinstance(value, int | float | bool) else type(value).__name__
         if kind not in ("i", "u", "int") or isinstance(value, bool):
             raise fail(op, name, "be an integer scalar or integer array", value, f"dtype {jnp.result_type(value)}")
-        known = concrete(value)
+        known = concrete_value(value)
         if known is not None:
             lo, hi = (int(known.min()), int(known.max())) if known.size else (0, 0)
             if lo < info.min or hi > info.max:

@@ -41,8 +41,16 @@ from jax.sharding import NamedSharding
 
 from dmljax._core.errors import fail
 from dmljax._random import philox, shard_local, vector_width
-from dmljax._random.checks import FLOATS, INTS, check_broadcast, check_dtype, check_int_bounds, check_shape, concrete
-from dmljax._random.generator import advance, check_state
+from dmljax._random.checks import (
+    FLOATS,
+    INTS,
+    check_broadcast,
+    check_dtype,
+    check_int_bounds,
+    check_stream_shape,
+    concrete_value,
+)
+from dmljax._random.generator import advance_state, check_state
 from dmljax._random.philox import Words
 
 __all__ = ["uniform", "normal", "bernoulli", "dropout", "randint"]
@@ -70,7 +78,7 @@ def _generate(
     blocks = (size + v - 1) // v
     if not isinstance(blocks, int):  # a `jax.export` symbolic size: the block count is a traced value
         blocks = jnp.asarray(blocks, jnp.uint32)
-    return values, advance(state, blocks)
+    return values, advance_state(state, blocks)
 
 
 def _unit(w: jax.Array, dtype: np.dtype) -> jax.Array:
@@ -163,7 +171,7 @@ def uniform(
     """
     state = check_state("uniform", state)
     dtype = check_dtype("uniform", dtype, FLOATS)
-    shape = check_shape("uniform", shape, 2 if dtype.itemsize == 8 else 1)
+    shape = check_stream_shape("uniform", shape, 2 if dtype.itemsize == 8 else 1)
     for name, value in (("minval", minval), ("maxval", maxval)):
         check_broadcast("uniform", name, value, shape)
     out_sharding = shard_local.check_out_sharding("uniform", out_sharding, shape)
@@ -217,7 +225,7 @@ def normal(
     """
     state = check_state("normal", state)
     dtype = check_dtype("normal", dtype, FLOATS)
-    shape = check_shape("normal", shape, 2 if dtype.itemsize == 8 else 1)
+    shape = check_stream_shape("normal", shape, 2 if dtype.itemsize == 8 else 1)
     for name, value in (("mean", mean), ("stddev", stddev)):
         check_broadcast("normal", name, value, shape)
     out_sharding = shard_local.check_out_sharding("normal", out_sharding, shape)
@@ -264,7 +272,7 @@ def bernoulli(
       Array([ True, False, False,  True], dtype=bool)
     """
     state = check_state("bernoulli", state)
-    shape = check_shape("bernoulli", jnp.shape(p) if shape is None else shape, 1)
+    shape = check_stream_shape("bernoulli", jnp.shape(p) if shape is None else shape, 1)
     check_broadcast("bernoulli", "p", p, shape)
     out_sharding = shard_local.check_out_sharding("bernoulli", out_sharding, shape)
     f32 = jnp.dtype(jnp.float32)
@@ -309,11 +317,11 @@ def dropout(
     x = jnp.asarray(x)
     dtype = check_dtype("dropout", x.dtype, FLOATS)
     check_broadcast("dropout", "rate", rate, x.shape)
-    known = concrete(rate)
+    known = concrete_value(rate)
     if known is not None and not np.all((known >= 0) & (known < 1)):
         bad = rate if known.ndim == 0 else known[~((known >= 0) & (known < 1))].flat[0]
         raise fail("dropout", "rate", "be in [0, 1)", bad, f"x shape {x.shape}")
-    shape = check_shape("dropout", x.shape, 2 if dtype.itemsize == 8 else 1)
+    shape = check_stream_shape("dropout", x.shape, 2 if dtype.itemsize == 8 else 1)
     out_sharding = shard_local.check_out_sharding("dropout", out_sharding, shape)
     return vector_width.call(_dropout, _dropout_wide, state, x, rate, out_sharding)
 
@@ -366,7 +374,7 @@ def randint(
     """
     state = check_state("randint", state)
     dtype = check_dtype("randint", dtype, INTS)
-    shape = check_shape("randint", shape, dtype.itemsize // 4)
+    shape = check_stream_shape("randint", shape, dtype.itemsize // 4)
     check_int_bounds("randint", minval, maxval, dtype, shape)
     # Python ints are in range now: give them the dtype (jit would read 2**63 as an overflowing int64).
     minval, maxval = (np.asarray(v, dtype) if isinstance(v, int) else v for v in (minval, maxval))

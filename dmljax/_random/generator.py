@@ -7,7 +7,6 @@ returns the bits and the next state, whose counter has moved past every block us
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -18,45 +17,15 @@ import numpy as np
 from jax import lax
 from jax.sharding import NamedSharding
 
-from dmljax._buffers.tensor_desc import MAX_DIMENSIONS
-from dmljax._core.dtypes import DataType
 from dmljax._core.errors import fail
-from dmljax._descriptors.feature_levels import FeatureLevel
+from dmljax._core.limits import MAX_DIMENSIONS, MAX_TENSOR_ELEMENTS
 from dmljax._random import philox, shard_local, vector_width
 from dmljax._random.checks import check_static
 
-__all__ = ["RANDOM_GENERATOR_SUPPORT", "RandomGeneratorSupport", "make_state", "random_generator"]
+__all__ = ["STATE_WORDS", "make_state", "random_generator"]
 
 # Seed 003: the PHILOX_4X32_10 state is six UINT32 values, a 128-bit counter then a 64-bit key.
 STATE_WORDS = 6
-# Seed 003 (OutputTensor sizes are UINT32, and the element count must fit one): at most 2^32 - 1 outputs.
-MAX_OUTPUT_ELEMENTS = 2**32 - 1
-
-
-@dataclasses.dataclass(frozen=True)
-class RandomGeneratorSupport:
-    """What DML_RANDOM_GENERATOR accepts from one feature level on (seed 003, "Tensor support").
-
-    Attributes:
-      state_dimension_counts: allowed DimensionCount of InputStateTensor and
-        OutputStateTensor; their sizes are 1 in every dimension but the last, which is 6.
-      output_dimension_counts: allowed DimensionCount of OutputTensor (any sizes).
-      data_types: the one data type of all three tensors.
-    """
-
-    state_dimension_counts: tuple[int, ...]
-    output_dimension_counts: tuple[int, ...]
-    data_types: tuple[DataType, ...] = (DataType.UINT32,)
-
-
-# Seed 003, "Tensor support": {1,1,1,6} and 4-D outputs at 3.0; 1 to 8 dimensions from 4.0.
-RANDOM_GENERATOR_SUPPORT: dict[FeatureLevel, RandomGeneratorSupport] = {
-    FeatureLevel.FL_3_0: RandomGeneratorSupport(state_dimension_counts=(4,), output_dimension_counts=(4,)),
-    FeatureLevel.FL_4_0: RandomGeneratorSupport(
-        state_dimension_counts=tuple(range(1, MAX_DIMENSIONS + 1)),
-        output_dimension_counts=tuple(range(1, MAX_DIMENSIONS + 1)),
-    ),
-}
 
 
 def make_state(
@@ -178,7 +147,7 @@ def check_state(op: str, state: Any) -> jax.Array:
     return jnp.asarray(state)
 
 
-def check_shape(op: str, shape: Any) -> tuple[int, ...]:
+def check_output_shape(op: str, shape: Any) -> tuple[int, ...]:
     """Validate an output shape: 1 to 8 positive dimensions, at most 2^32 - 1 elements."""
     if isinstance(shape, int | np.integer) and not isinstance(shape, bool):
         shape = (shape,)
@@ -194,7 +163,7 @@ def check_shape(op: str, shape: Any) -> tuple[int, ...]:
         raise fail(op, "shape", f"have 1 to {MAX_DIMENSIONS} dimensions", dims)
     if any(d < 1 for d in dims):
         raise fail(op, "shape", "have positive sizes", dims)
-    if math.prod(dims) > MAX_OUTPUT_ELEMENTS:
+    if math.prod(dims) > MAX_TENSOR_ELEMENTS:
         raise fail(op, "shape", "have at most 2**32 - 1 elements", dims, f"{math.prod(dims)} elements")
     return dims
 
@@ -205,7 +174,7 @@ def split_state(state: jax.Array) -> tuple[tuple[jax.Array, ...], tuple[jax.Arra
     return words[:4], words[4:]
 
 
-def advance(state: jax.Array, blocks: Any) -> jax.Array:
+def advance_state(state: jax.Array, blocks: Any) -> jax.Array:
     """The state with its counter moved on by ``blocks`` (carrying, mod 2^128), key unchanged.
 
     Unchecked (the public, validating function is `dmljax.advance`): ``state`` is a state
@@ -285,7 +254,7 @@ def random_generator(
       Array([2, 0, 0, 0, 0, 0], dtype=uint32)
     """
     state = check_state("random_generator", state)
-    shape = check_shape("random_generator", shape)
+    shape = check_output_shape("random_generator", shape)
     out_sharding = shard_local.check_out_sharding("random_generator", out_sharding, shape)
     return vector_width.call(_random_generator, _random_generator_wide, state, shape, out_sharding)
 
@@ -294,7 +263,7 @@ def _random_generator_fn(
     state: jax.Array, shape: tuple[int, ...], out_sharding: NamedSharding | None = None
 ) -> tuple[jax.Array, jax.Array]:
     bits = shard_local.generate(state, shape, out_sharding=out_sharding)
-    return bits, advance(state, philox.num_blocks(math.prod(shape)))
+    return bits, advance_state(state, philox.num_blocks(math.prod(shape)))
 
 
 # The plain twin, and the one compiled with 512-bit vectors for eager calls on AVX-512 CPUs (`_vector_width`).

@@ -44,8 +44,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from dmljax._core.errors import fail
-from dmljax._random.generator import STATE_WORDS, check_state, to_words
-from dmljax._random.generator import advance as _advance
+from dmljax._core.limits import UINT32_MAX
+from dmljax._random.generator import STATE_WORDS, advance_state, check_state, to_words
 from dmljax._random.philox import philox4x32_10
 
 __all__ = ["advance", "fold_in", "split", "derive"]
@@ -56,8 +56,6 @@ DERIVE_KEY_TWEAK = (np.uint32(0x646D6C6A), np.uint32(0x61786B79))
 # Word 1 of step 2's counter: separates `split`'s children from `fold_in`'s.
 SPLIT_TAG = np.uint32(1)
 FOLD_IN_TAG = np.uint32(2)
-# A split's children are numbered by a uint32.
-MAX_SPLIT = 2**32 - 1
 
 
 def derive(state: jax.Array, data: jax.Array, tag: np.uint32) -> jax.Array:
@@ -104,8 +102,8 @@ def split(state: jax.typing.ArrayLike, num: int = 2) -> jax.Array:
     state = check_state("split", state)
     if isinstance(num, jax.core.Tracer):
         raise fail("split", "num", "be static (mark it static: jax.jit(..., static_argnums=...))", num)
-    if isinstance(num, bool) or not isinstance(num, int | np.integer) or not 1 <= num <= MAX_SPLIT:
-        raise fail("split", "num", f"be an int in [1, {MAX_SPLIT}]", num, f"state shape {state.shape}")
+    if isinstance(num, bool) or not isinstance(num, int | np.integer) or not 1 <= num <= UINT32_MAX:
+        raise fail("split", "num", f"be an int in [1, {UINT32_MAX}]", num, f"state shape {state.shape}")
     return _split(state, int(num))
 
 
@@ -191,4 +189,4 @@ def advance(state: jax.typing.ArrayLike, blocks: int | jax.typing.ArrayLike) -> 
 
 @jax.jit
 def _advance_jit(state: jax.Array, offset: jax.Array) -> jax.Array:
-    return _advance(state, offset)
+    return advance_state(state, offset)

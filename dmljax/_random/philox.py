@@ -268,7 +268,7 @@ def _philox4x32_10(counter: jax.Array, key: jax.Array) -> jax.Array:
 def _linear_iota(shape: Sequence[int], strides: Sequence[int] | None = None) -> jax.Array:
     """uint32 ``sum(i_d * strides[d])`` for every index ``i`` of ``shape`` (row-major strides by default)."""
     shape = tuple(shape)
-    strides = _row_major_strides(shape) if strides is None else strides
+    strides = _symbolic_row_major_strides(shape) if strides is None else strides
     index = lax.full(shape, np.uint32(0), jnp.uint32)
     for axis, stride in enumerate(strides):
         axis_iota = lax.broadcasted_iota(jnp.uint32, shape, axis)
@@ -278,7 +278,7 @@ def _linear_iota(shape: Sequence[int], strides: Sequence[int] | None = None) -> 
     return index
 
 
-def _row_major_strides(shape: tuple[Any, ...]) -> tuple[Any, ...]:
+def _symbolic_row_major_strides(shape: tuple[Any, ...]) -> tuple[Any, ...]:
     """Row-major strides in elements; sizes may be `jax.export` symbolic dimensions."""
     strides = [1]
     for size in shape[:0:-1]:
@@ -454,7 +454,7 @@ def tile(
     that holds one tile of a sharded output computes that tile and nothing else.
     """
     shape, tile_shape = tuple(shape), tuple(tile_shape)
-    strides = _row_major_strides(shape)
+    strides = _symbolic_row_major_strides(shape)
     first = _linear_iota(tile_shape[:-1], strides[:-1])
     for offset, stride in zip(offsets, strides, strict=True):
         if not isinstance(offset, int) or offset:

@@ -31,9 +31,9 @@ import jax.extend
 import jax.numpy as jnp
 import numpy as np
 
-from dmljax._buffers.tensor_desc import MAX_DIMENSIONS
 from dmljax._core.errors import fail
-from dmljax._random.generator import MAX_OUTPUT_ELEMENTS, STATE_WORDS, make_state, random_generator
+from dmljax._core.limits import MAX_DIMENSIONS, MAX_TENSOR_ELEMENTS
+from dmljax._random.generator import STATE_WORDS, make_state, random_generator
 from dmljax._random.keys import FOLD_IN_TAG, SPLIT_TAG, derive
 
 __all__ = ["prng_impl"]
@@ -59,7 +59,7 @@ def _words(state: jax.Array, shape: tuple[int, ...]) -> jax.Array:
     n = math.prod(shape)
     if n == 0:
         return jnp.zeros(shape, jnp.uint32)
-    if n > MAX_OUTPUT_ELEMENTS:
+    if n > MAX_TENSOR_ELEMENTS:
         raise fail("jax.random with dmljax.prng_impl", "shape", "need at most 2**32 - 1 words", shape)
     if 1 <= len(shape) <= MAX_DIMENSIONS:
         return random_generator(state, shape)[0]
