@@ -1,4 +1,6 @@
-"""Strided buffers <-> logical arrays: `read_tensor` and `write_tensor` (SPEC §1).
+"""Strided buffers <-> logical arrays: `read_tensor` and `write_tensor`.
+
+DirectML's strides: https://learn.microsoft.com/en-us/windows/ai/directml/dml-strides.
 
 Each layout lowers to the cheapest XLA ops `dmljax._buffers.layout.plan_layout` finds:
 packed -> reshape; permuted packed (NHWC) -> reshape + transpose (in two passes over

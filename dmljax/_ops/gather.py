@@ -62,7 +62,7 @@ __all__ = ["gather", "gather_elements", "GATHER_SUPPORT", "GATHER_ELEMENTS_SUPPO
 # DML_GATHER_OPERATOR_DESC "Tensor support" tables (learn.microsoft.com, "DML_GATHER_OPERATOR_DESC
 # structure (directml.h)", as scraped in github.com/m417z/windows-docs-scraper,
 # sdk-api/directml/ns-directml-dml_gather_operator_desc.md). Introduced in DML_FEATURE_LEVEL_1_0;
-# the rows equal DML_SCATTER's (seed 000).
+# the rows equal DML_SCATTER's (https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_scatter_operator_desc).
 GATHER_SUPPORT = (
     SupportRow(FeatureLevel.FL_1_0, (4, 4), FL1_0_DATA_TYPES, (DataType.UINT32,)),
     SupportRow(FeatureLevel.FL_2_1, (4, 4), FL2_1_DATA_TYPES, (DataType.UINT32,)),
@@ -72,7 +72,7 @@ GATHER_SUPPORT = (
 
 # DML_GATHER_ELEMENTS_OPERATOR_DESC "Tensor support" tables (learn.microsoft.com, same scrape,
 # sdk-api/directml/ns-directml-dml_gather_elements_operator_desc.md): introduced in
-# DML_FEATURE_LEVEL_2_1; the rows equal DML_SCATTER's (seed 000) from 2.1 on. Negative
+# DML_FEATURE_LEVEL_2_1; the rows equal DML_SCATTER's from 2.1 on. Negative
 # signed indices from 3.0.
 GATHER_ELEMENTS_SUPPORT = (
     SupportRow(FeatureLevel.FL_2_1, (4, 4), FL2_1_DATA_TYPES, (DataType.UINT32,)),

@@ -61,8 +61,10 @@ __all__ = [
 
 # DirectML tensors have 1 to 8 dimensions (DML_TENSOR_DIMENSION_COUNT_MAX1).
 MAX_DIMENSIONS = 8
-# Index types of DML_SCATTER / DML_GATHER_ELEMENTS from feature level 3.0 (seed 000); ONNX
-# Gather allows the signed two (seed 004), dmljax accepts all four for every operator.
+# Index types of DML_SCATTER / DML_GATHER_ELEMENTS from feature level 3.0
+# (https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_scatter_operator_desc);
+# ONNX Gather allows the signed two (https://onnx.ai/onnx/operators/onnx__Gather.html);
+# dmljax accepts all four for every operator.
 INDEX_TYPES = (DataType.INT32, DataType.INT64, DataType.UINT32, DataType.UINT64)
 # The largest int32 value, and DirectML's largest tensor (DML_BUFFER_TENSOR_DESC: "The total
 # size of a buffer tensor may not exceed (2^32 - 1) elements"): the largest uint32.

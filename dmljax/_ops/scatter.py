@@ -46,8 +46,9 @@ from dmljax._ops.indices import (
 __all__ = ["scatter", "scatter_elements", "SCATTER_SUPPORT"]
 
 
-# DML_SCATTER_OPERATOR_DESC "텐서 지원" (tensor support) tables, seed 000: dimension count and
-# data types of InputTensor/UpdatesTensor/OutputTensor, and the IndicesTensor types.
+# DML_SCATTER_OPERATOR_DESC "Tensor support" tables
+# (https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_scatter_operator_desc):
+# dimension count and data types of InputTensor/UpdatesTensor/OutputTensor, and the IndicesTensor types.
 SCATTER_SUPPORT = (
     SupportRow(FeatureLevel.FL_1_0, (4, 4), FL1_0_DATA_TYPES, (DataType.UINT32,)),
     SupportRow(FeatureLevel.FL_2_1, (4, 4), FL2_1_DATA_TYPES, (DataType.UINT32,)),

@@ -22,7 +22,8 @@ from dmljax._ops.indices import INT32_MAX, MAX_DIMENSIONS, UINT32_MAX, as_data, 
 __all__ = ["slice1", "SLICE1_SUPPORT", "check_window_rules"]
 
 
-# DML_SLICE1_OPERATOR_DESC "텐서 지원" (tensor support) tables, seed 001: introduced in 2.1
+# DML_SLICE1_OPERATOR_DESC "Tensor support" tables
+# (https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_slice1_operator_desc): introduced in 2.1
 # with 4 or 5 dimensions; 1-8 from 3.0; 64-bit types from 4.1. No indices tensor.
 SLICE1_SUPPORT = (
     SupportRow(FeatureLevel.FL_2_1, (4, 5), FL2_1_DATA_TYPES),
@@ -112,7 +113,7 @@ def _check_window(
     return offsets, sizes, strides, output_sizes if output_sizes is not None else max_out
 
 
-# DML_SLICE1_OPERATOR_DESC's member types (seed 001): InputWindowOffsets and InputWindowSizes
+# DML_SLICE1_OPERATOR_DESC's member types (page above): InputWindowOffsets and InputWindowSizes
 # are UINT arrays, InputWindowStrides an INT array, OutputTensor sizes UINT: 32 bits each.
 UINT_RANGE = (0, UINT32_MAX)
 INT_RANGE = (-INT32_MAX - 1, INT32_MAX)
@@ -131,7 +132,7 @@ def check_window_rules(
     names: dict[str, str] = WINDOW_NAMES,
     shape_name: str = "input shape",
 ) -> tuple[int, ...]:
-    """DML_SLICE1's window rules (seed 001), one dimension at a time; the one place they live.
+    """DML_SLICE1's window rules (DML_SLICE1_OPERATOR_DESC's remarks), one dimension at a time; the one place they live.
 
     Every value fits its DirectML type (offsets, sizes and output sizes UINT, strides INT:
     32 bits). Each window is non-empty, inside the input and has a nonzero stride; each
