@@ -1,27 +1,21 @@
 """Per-platform formulations of the element-wise gathers and scatters: flat positions on one CPU.
 
 XLA CPU runs a scatter (and the scatter-add that transposes a gather) as a serial loop over
-indices. An element-wise scatter or gather with batching dimensions becomes a loop over an
-``(N, rank)`` index array; the same operation on the flattened array at one-column flat
-positions (``r * C + i`` for a 2-D array) runs 1.5-5x faster there. But a flat position
-merges every axis into one: under sharding, XLA's partitioner cannot keep the non-axis
-dimensions local and all-gathers the data, the indices and the cotangent. So:
+indices; at one-column flat positions (``r * C + i`` for a 2-D array) instead of an
+``(N, rank)`` index array it runs 1.5-5x faster. A flat position merges every axis into
+one, so under sharding the partitioner would all-gather. So:
 
-* `use_flat` says whether the flat formulation may be used at all: a concrete shape (not
-  symbolic, for `jax.export`) of rank >= 2 whose positions (plus the out-of-range sentinel)
-  fit uint32, and a JAX process that sees a single device (with several, a program may be
-  partitioned; JAX's abstract values do not say how at trace time).
+* `use_flat` says whether the flat formulation may be used at all: a concrete shape of
+  rank >= 2 whose positions (plus the out-of-range sentinel) fit uint32, in a JAX process
+  that sees a single device.
 * `cpu_or_plain` picks the flat formulation for XLA CPU and the plain one (batching
-  dimensions, partitionable, what JAX's own transposes use) for every other platform, with
-  `lax.platform_dependent`: only the chosen branch is compiled.
+  dimensions, partitionable) for every other platform, with `lax.platform_dependent`.
 * `flat_positions` builds the positions, generic in the index dtype (uint32 or uint64).
 
-Every CPU-specific formulation (these, `dmljax._buffers.transpose`, `dmljax._ops.gather_blocked`) needs
-`one_device_shape`: a concrete shape in a process that sees one device. The tiled and
-blocked ones also keep two passes apart, which XLA CPU would fuse into one loop:
-`lax.optimization_barrier` is expanded away before fusion and a `lax.cond` on a constant is
-folded, but a `lax.cond` whose two branches are the same function, on `opaque_predicate`
-(a value XLA cannot know), holds (jax/jaxlib 0.10.2; their tests check the compiled HLO).
+Every one-device formulation needs `one_device_shape`. The tiled and blocked ones keep two
+passes apart with a `lax.cond` whose two branches are the same function, on
+`opaque_predicate` (jax/jaxlib 0.10.2; their tests check the compiled HLO).
+Alternatives: docs/design/per-platform-formulations.md.
 """
 
 from __future__ import annotations
@@ -63,13 +57,15 @@ def one_device_shape(shape: tuple) -> bool:
     gather_elements' gradient blocks) need it: with several devices a program may be
     partitioned (JAX's abstract values do not say how at trace time), and these
     formulations merge axes or read one element. So a one-device program on a host with
-    several devices gets the plain formulations. Tried and reverted: deciding when the
-    program is lowered, where JAX knows the device count (a `lax.switch` on a primitive
-    that lowers to that constant). One-device programs folded the conditional, but
-    partitioned ones kept both branches: on 8 host devices, gather_elements' backward kept
-    the dead flat branch, its all-reduce included, inside a conditional that also keeps
-    the live branch from fusing with its neighbours. That needs a primitive that lowers
-    only the chosen branch, with its own differentiation and batching rules.
+    several devices gets the plain formulations (deciding at lowering time was tried and
+    reverted: docs/design/per-platform-formulations.md).
+
+    Examples:
+      >>> one_device_shape((3, 4))  # the doctests run in a process with one device
+      True
+      >>> import jax.export
+      >>> one_device_shape(jax.export.symbolic_shape("b, 4"))
+      False
     """
     return concrete(shape) and jax.device_count() == 1
 
@@ -94,7 +90,7 @@ def use_flat(shape: tuple) -> bool:
     """Whether the flat formulation may be used for an array of ``shape`` (see the module doc).
 
     Examples:
-      >>> use_flat((3, 4)) == (jax.device_count() == 1)
+      >>> use_flat((3, 4))  # one device in this process
       True
       >>> use_flat((12,)), use_flat((2**16, 2**16))
       (False, False)
