@@ -1,4 +1,6 @@
-"""Strided buffers <-> logical arrays: `read_tensor` and `write_tensor` (SPEC §1).
+"""Strided buffers <-> logical arrays: `read_tensor` and `write_tensor`.
+
+DirectML's strides: https://learn.microsoft.com/en-us/windows/ai/directml/dml-strides.
 
 Each layout lowers to the cheapest XLA ops `dmljax._buffers.layout.plan_layout` finds:
 packed -> reshape; permuted packed (NHWC) -> reshape + transpose (in two passes over
@@ -8,12 +10,9 @@ the last row's padding), written as concatenates of the value and the padding; a
 else -> `dmljax._buffers.layout.plan_offsets`: nested outer dimensions split off as array axes
 (shard-local), then one gather (read) or scatter (write) of uint32 offsets within a row.
 
-A packed read compiles to the same program as ``buffer.reshape(sizes)`` (a bitcast and one
-copy; `tests/test_strided.py` compares the opcodes). Its 1.18 against that at 16 MiB in one
-benchmark run (issue #12) was noise: 31 interleaved rounds gave 1.01 (0.586 vs 0.581 ms),
-and a second, identical ``jnp`` control 1.016. At 16 MiB input and output together fill
-the 32 MiB last-level cache, so a call's time depends on what ran just before it (0.58 ms
-after other jitted copies, 1.3-1.9 ms in the benchmark's rounds beside NumPy and torch).
+A packed read compiles to the same program as ``buffer.reshape(sizes)``
+(`tests/test_strided.py` compares the opcodes). Measurements and alternatives:
+docs/design/strided-lowering.md.
 """
 
 from __future__ import annotations
@@ -315,11 +314,8 @@ def _write_impl(buffer: jax.Array, value: jax.Array, desc: TensorDesc) -> jax.Ar
     if plan.extent > length:
         # The buffer stops short of its last row's padding (DirectML's minimum size), so
         # this slice copies the whole output a second time (a buffer of whole rows: one
-        # pass, 0.54x the time). Measured on XLA CPU (issue #12, rows of 256 + 8, 16 and
-        # 256 MiB, medians of 9 interleaved rounds): writing it in one pass as a select
-        # over the output took 1.57-1.70x as long (flat, or 8-element chunks), a
-        # row-window scatter into a copy of the buffer 1.08-1.10x, and the last row as a
-        # second concatenate operand 2.46-2.54x.
+        # pass, 0.54x the time); the one-pass alternatives measured 1.08-2.54x as long
+        # (docs/design/strided-lowering.md).
         return lax.slice(flat, (0,), (length,))
     return lax.concatenate([flat, lax.slice(buffer, (plan.extent,), (length,))], 0)
 
@@ -329,7 +325,7 @@ def _with_padding(x: jax.Array, view: jax.Array) -> jax.Array:
 
     Innermost axis first: ``x`` grows by the view's padding columns until it has the
     view's shape. One concatenate per padded axis runs 1.4-1.5x faster on XLA CPU than a
-    dynamic_update_slice of ``x`` into the view (which copies the view, then ``x``).
+    dynamic_update_slice of ``x`` into the view (docs/design/strided-lowering.md).
     """
     for axis in reversed(range(x.ndim)):
         have, want = x.shape[axis], view.shape[axis]

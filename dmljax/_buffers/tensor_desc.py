@@ -1,4 +1,8 @@
-"""DML_BUFFER_TENSOR_DESC: data type, sizes, strides and buffer size (SPEC §1, seed 002)."""
+"""DML_BUFFER_TENSOR_DESC: data type, sizes, strides and buffer size.
+
+DirectML: https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_buffer_tensor_desc
+and https://learn.microsoft.com/en-us/windows/ai/directml/dml-strides.
+"""
 
 from __future__ import annotations
 

@@ -1,45 +1,19 @@
 """A transpose that moves the innermost axis outwards (NHWC -> NCHW), in two passes on XLA CPU.
 
-XLA CPU emits ``transpose(x.reshape(a, p, c), (0, 2, 1))`` as one loop in output order:
-each output row reads one element per 64-byte line of the input, so past the last-level
-cache (32 MiB on the 2-core EPYC test machine) every input line is fetched ``c`` times.
-Two passes over 64-byte tiles do better there: (1) transpose each ``(t, c)`` tile of ``t``
-pixels (``t * itemsize = 64`` bytes) to ``(c, t)`` -- a 1-4 KiB tile, read and written in
-cache; (2) move the resulting 64-byte rows to their channel's plane: whole lines, streamed.
+XLA CPU emits ``transpose(x.reshape(a, p, c), (0, 2, 1))`` as one loop in output order, so
+past the last-level cache every input line is fetched ``c`` times. Here: (1) transpose
+each ``(t, c)`` tile of ``t`` pixels (``t * itemsize = 64`` bytes) to ``(c, t)``, in cache;
+(2) move the resulting 64-byte rows to their channel's plane, streamed. Below
+`TWO_PASS_MIN_BYTES` XLA fuses both into one loop over the tiled output; from there on pass
+1 runs in a `lax.cond` on a predicate XLA cannot know (both branches the same function)
+whose branches end in a reshape that merges the tile axes, which keeps the passes apart
+(`tests/test_strided.py` checks the compiled CPU HLO). 0.35-0.52x XLA's transpose at
+256 MiB.
 
-XLA must not fuse the two passes (fused, the loop is the one-pass loop again), and it must
-keep the tiles' physical order. `lax.optimization_barrier` does neither on XLA CPU (it is
-expanded away before fusion), and a `lax.cond` on a constant predicate is folded. What
-holds in jax/jaxlib 0.10.2: a `lax.cond` on a predicate XLA cannot know (the low bit of
-the buffer's first element; both branches are the same function, so the value never
-matters) whose branches end in a reshape that merges the transposed tile axes (else layout
-assignment makes pass 1 a bitcast and moves its work into pass 2). `tests/test_strided.py`
-checks the compiled CPU HLO for the conditional and the two transposing fusions.
-
-Measured (float32 NHWC -> NCHW, 16 channels, ``(1, 16, h, 256)``; medians of 9 interleaved
-rounds, malloc steady state, shared and noisy 2-core machine), time / XLA's transpose:
-
-* two passes: 0.35-0.52 at 256 MiB (68 vs 130 ms quiet; torch 132 ms), 0.39-0.48 at
-  32-64 MiB; 1.07-1.10 at 4-16 MiB in three runs of four (the tensor and its copy fit the
-  cache, and pass 1's output is one more pass over memory); 0.65-0.75 at 1 MiB, 1.1 at
-  256 KiB (the conditional's dispatch, ~50 us).
-* the same tiles without the conditional (XLA fuses them into one loop over the tiled
-  output, 16-pixel runs): 0.70-0.89 at 16 MiB, 0.84-0.97 at 1-8 MiB (1.10 once at 2 MiB),
-  but 0.96-1.13 at 32-256 MiB.
-
-So below `TWO_PASS_MIN_BYTES` the tiles run fused, from there on in two passes. Rejected:
-32-element tiles (128-byte rows), 1.0-1.3x the 16-element ones below 32 MiB, equal above;
-64-element tiles, equal to 16 at 256 MiB in one run, 1.15x in another.
-
-The tiles are used on XLA CPU only (`lax.platform_dependent`; GPUs have a tiled transpose
-emitter of their own and get `lax.transpose`), in a JAX process with one device (the
-predicate reads element 0, which under sharding would be a collective), when the
-moved-over axes hold whole tiles; in two passes from `TWO_PASS_MIN_BYTES` on. Its derivative is the plain
-transpose's (`jax.custom_jvp`), so gradients and `jax.linearize` see no conditional: the
-backward pass (NCHW -> NHWC) reads ``c`` planes in order, which XLA's loop does well; the
-tiles' own transpose measured 1.13-1.14x slower at 16 and 256 MiB, 0.96 at 64 MiB (15 rounds).
-Under `jax.vmap` the predicate is batched, the conditional becomes a select of two equal
-values, and XLA simplifies it back to the fused one-pass loop: right, not faster.
+XLA CPU only (`lax.platform_dependent`; GPUs get `lax.transpose`), in a JAX process with
+one device, when the moved-over axes hold whole tiles. Its derivative is the plain
+transpose's (`jax.custom_jvp`). Under `jax.vmap` XLA simplifies the conditional back to
+the fused loop: right, not faster. Measurements and alternatives: docs/design/tiled-transpose.md.
 """
 
 from __future__ import annotations
@@ -56,7 +30,7 @@ from dmljax._core.platform import one_device_shape, opaque_predicate
 __all__ = ["TWO_PASS_MIN_BYTES", "inner_axis_target", "transpose"]
 
 # Smallest tensor (bytes) that takes two passes on XLA CPU: measured crossover between
-# 16 MiB (two passes 1.07-1.10x slower) and 32 MiB (2.1x faster); see the module doc.
+# 16 MiB (two passes 1.07-1.10x slower) and 32 MiB (2.1x faster); docs/design/tiled-transpose.md.
 TWO_PASS_MIN_BYTES = 2**25
 # Tile rows are one cache line: 64 bytes on x86-64 and most AArch64 cores.
 _LINE_BYTES = 64

@@ -41,7 +41,7 @@ class DataType(enum.Enum):
     UINT32 = "uint32"
     UINT16 = "uint16"
     UINT8 = "uint8"
-    # Not DirectML buffer types; ONNX Gather (seed 004) accepts them as data.
+    # Not DirectML buffer types; ONNX Gather accepts them as data (https://onnx.ai/onnx/operators/onnx__Gather.html).
     BOOL = "bool"
     BFLOAT16 = "bfloat16"
     COMPLEX64 = "complex64"

@@ -22,8 +22,8 @@ __all__ = [
     "support_at",
 ]
 
-# The data-type groups DirectML's "tensor support" tables repeat (seeds 000 and 001):
-# the floats of 1.0, what 2.1 adds (32/16/8-bit integers), what 4.1 adds (64-bit types),
+# The data-type groups the operators' "tensor support" tables repeat (DML_SCATTER_OPERATOR_DESC,
+# DML_SLICE1_OPERATOR_DESC, ...): the floats of 1.0, what 2.1 adds (32/16/8-bit integers), what 4.1 adds (64-bit types),
 # and the index types of 3.0 (signed and 64-bit indices). Listed in the tables' order.
 FL1_0_DATA_TYPES = (DataType.FLOAT32, DataType.FLOAT16)
 FL2_1_DATA_TYPES = (*FL1_0_DATA_TYPES, *(DataType[n] for n in "INT32 INT16 INT8 UINT32 UINT16 UINT8".split()))

@@ -1,37 +1,24 @@
 """Tangents of gather and gather_elements, written so that their transposes run fast on XLA CPU.
 
-JAX transposes a `lax.gather` into a `lax.scatter_add` of the same dimension numbers. XLA CPU
-runs a scatter as a serial loop over indices, each copying one window: a gather along a
-trailing axis scatters one element per index (13-30x its forward pass), and gather_elements'
-batching dimensions become a two-column index array (take_along_axis: 2-5x its forward pass).
+JAX transposes a `lax.gather` into a `lax.scatter_add` of the same dimension numbers, and
+XLA CPU runs a scatter as a serial loop over indices, each copying one window: a gather
+along a trailing axis scatters one element per index (13-30x its forward pass).
+`linear_in_data` wraps a gather in `jax.custom_jvp`: the primal is the gather itself, the
+tangent the same linear map in ``data`` written another way, so that reverse mode gets a
+faster scatter-add:
 
-`linear_in_data` wraps a gather in `jax.custom_jvp`: the primal is the gather itself (the
-forward pass is unchanged), the tangent is the same linear map in ``data`` written another
-way, so that reverse mode, which transposes the tangent, gets a faster scatter-add:
-
-* `rows_tangent` (gather along an axis with little data after it): the axis is moved to the
-  front (`jnp.moveaxis`: the other axes stay separate, so a sharded one stays sharded), whole
-  rows are gathered, and the result is moved back; its transpose scatter-adds whole
-  contiguous rows along the leading axis between two transposes. On XLA CPU only (other
-  platforms get JAX's transpose), on any number of devices: it adds no collective.
+* `rows_tangent` (gather along an axis with little data after it, XLA CPU, any number of
+  devices): the axis moved to the front, whole rows gathered, the result moved back.
 * `flat_tangent` (gather_elements on one CPU device, see `dmljax._core.platform`): one 1-D
-  gather at flat positions; its transpose is one 1-D scatter-add with a one-column index.
-  Elsewhere (GPU, several devices) the tangent is the gather itself: JAX's transpose, with
-  batching dimensions, which the partitioner keeps local.
+  gather at flat positions. Elsewhere the tangent is the gather itself (JAX's transpose).
 * `gather_flat_tangent` (ONNX Gather on one CUDA GPU along an axis with little data after
-  it, `use_gpu_flat`): the same one 1-D gather at flat positions. XLA GPU's scatter-add of
-  JAX's transpose writes one window of ``inner`` elements per update; along the last axis of
-  float32 ``(65536, 1024)`` it took 4.78 ms, 23x the forward pass, and the 1-D scatter-add
-  1.01 ms (H100, jax 0.11.2; more figures at `GPU_FLAT_MAX_INNER`). `rows_tangent` gained
-  nothing there (4.78 ms: XLA GPU's scatter is the same with the axis in front), nor did a
-  flat gather_elements tangent (the same time as JAX's on both axes).
+  it, `use_gpu_flat`): the same 1-D gather at flat positions (0.19-0.21x JAX's time along
+  the last axis at 256 MiB on an H100).
 
-All are exact (the same additions as JAX's scatter-add: in index order on the CPU, in the
-order of XLA GPU's atomics on a GPU, as for JAX's own), linear, and made of standard
-primitives, so `jax.jvp`, `jax.vjp`, `jax.grad`, `jax.vmap` and higher orders all work.
-Forward-mode tangents pay for the rearrangement (the transposes or the flat indices).
-Out-of-range indices: `IndexMode.FILL` tangents are zero where the read is filled
-(gradients dropped); other modes clamp, so gradients go to the clamped position.
+All are exact (the same additions as JAX's scatter-add, in the same order where XLA fixes
+one), linear and made of standard primitives, so every JAX transformation works.
+`IndexMode.FILL` tangents are zero where the read is filled (gradients dropped); other
+modes clamp, so gradients go to the clamped position. Measurements: docs/design/gather-gradient.md.
 """
 
 from __future__ import annotations
@@ -59,31 +46,14 @@ __all__ = [
     "use_rows",
 ]
 
-# `rows_tangent` is used when fewer than this many elements follow the gathered axis: measured
-# on float32 (., 1024, inner) at 16 MiB, moving the axis to the front made the backward pass
-# 5.6x faster for inner 1, equal for 4, and 1.3-2x slower for 16-64 (the windows are long
-# enough for XLA's scatter loop, and the transposes cost two extra passes).
+# `rows_tangent` is used when fewer than this many elements follow the gathered axis: at
+# 16 MiB the backward pass 5.6x faster for inner 1, equal for 4 (docs/design/gather-gradient.md).
 ROWS_MAX_INNER = 4
 
 # `gather_flat_tangent` is used on a CUDA GPU with fewer than `GPU_FLAT_MAX_INNER` elements
 # after the gathered axis and at least ``inner * GPU_FLAT_BYTES_PER_INNER`` bytes of
-# cotangent. H100, jax 0.11.2, float32 (., 1024, inner) gathered along the 1024 with 1024
-# indices, backward time flat / JAX's (medians of 7 rounds of 10 queued calls; the 256 MiB
-# column and the inner 64 row from an earlier run, 9 rounds of 20):
-#
-#   inner    1 MiB  4 MiB  16 MiB  32 MiB  64 MiB  128 MiB  256 MiB
-#   1        0.93   0.97   0.90    0.74    0.33    0.25     0.21
-#   2        0.98   1.02   0.75    0.57    0.37    0.27
-#   4        0.93   0.97   1.08    0.80    0.51    0.40     0.34
-#   8        0.94   0.99   1.14    0.94    0.71    0.59
-#   16       1.00   1.05   1.17    1.09    0.93    0.81     0.76
-#   32       0.97   0.96   1.13    1.17    1.11    1.02
-#   64                     1.12                             1.04
-#
-# bfloat16, inner 1: 1.08 at 16 MiB, 0.75 at 64 MiB; inner 4: 0.94 and 0.89. Other numbers
-# of indices, float32 along 1024: 64 indices 0.64 and 0.59 (16 and 64 MiB of cotangent; many
-# data rows), 4096 (repeats) 0.88, 0.80 and 0.26 (16, 64, 256 MiB), 0.92 for inner 4 at
-# 64 MiB, 16 indices 0.83 at 64 MiB.
+# cotangent. H100, float32, flat / JAX's backward time: inner 1 0.90 at 16 MiB, 0.74 at 32;
+# inner 32 1.13-1.17 at 16-64 MiB (the sweep: docs/design/gather-gradient.md).
 GPU_FLAT_MAX_INNER = 32
 GPU_FLAT_BYTES_PER_INNER = 2**23
 
@@ -121,7 +91,7 @@ def use_gpu_flat(data_shape: tuple, axis: int, out_shape: tuple, itemsize: int) 
     `use_flat`'s conditions on ``data_shape`` (one device, a concrete shape, uint32 positions).
 
     Examples:
-      >>> use_gpu_flat((4096, 1024), 1, (4096, 1024), 4) == use_flat((4096, 1024))  # 16 MiB
+      >>> use_gpu_flat((4096, 1024), 1, (4096, 1024), 4)  # 16 MiB along the last axis, one device
       True
       >>> use_gpu_flat((1024, 1024, 4), 1, (1024, 1024, 4), 4), use_gpu_flat((64, 1024), 0, (64, 1024), 4)
       (False, False)

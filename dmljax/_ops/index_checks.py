@@ -7,73 +7,18 @@ Where the values of an indices argument are known, `prepare_indices` decides wha
   range are mapped on the host to uint32 positions that mean the same (`narrow_on_host`)
   before JAX would truncate them.
 * **Concrete JAX arrays** (sharded ones too, across processes) are never copied to the host:
-  a small jitted program (`index_range`) reduces the indices to their min and max, two
-  replicated scalars that every process can read; it is dispatched before the operator's
-  own program, which is the very program a jitted call runs. Only a failing call locates
-  the first bad index, on the device (`raise_out_of_range`).
+  `call_checked` dispatches a small jitted program of its own (`dispatch_range`,
+  `index_range`) that reduces the indices to their min and max, two replicated scalars that
+  every process can read, then the operator's program, which is the very program a jitted
+  call runs. Only a failing call locates the first bad index, on the device
+  (`raise_out_of_range`). On a GPU the two scalars are written to pinned host memory; on
+  XLA CPU large indices reduce in two stages.
 * **Traced indices** are not checked eagerly; `IndexMode.CHECKED` adds a checkify check
   (`checkify_in_bounds`).
 
-Measured for eager calls (issue #12; ``python -m dmljax --only eager``: the default-mode call
-on concrete device arrays against the same call inside `jax.jit`; float32 ``(rows, 1024)``,
-int32 indices; a shared 2-core x86-64 KVM guest, XLA CPU, jax 0.10.2, medians of 9 rounds,
-+-10-20% between runs):
-
-* **A program of its own, not fused.** The min/max used to run in the operator's program.
-  That changed XLA CPU's fusion of the operator: gather along axis 1 then wrote its output
-  transposed and copied it after, 5.3-5.9x the jitted call at 1 MiB, 7.1-7.5x at 16 MiB,
-  12.7x at 256 MiB. An `lax.optimization_barrier` between the operator and the reduction
-  did not prevent it (8.2x at 16 MiB). With `index_range` apart, the operator's program is
-  the jitted one: gather axis 1 1.01-1.09x at 16 MiB. At 1 MiB fusing saved one dispatch
-  and one wait where the layout survived: gather_elements axis 1 1.53-1.58x fused against
-  1.48-1.66x apart, scatter 1.24-1.35x against 1.38-1.58x (gather axis 0: 2.0-2.1x fused,
-  1.44-1.65x apart); from 16 MiB on no difference beyond the noise.
-* **Order.** Check first (async dispatch queues the operator behind it), the operator first
-  (1 and 16 MiB), waiting for the check before dispatching the operator, or the operator
-  taking the check's result as an unused argument (16 MiB): all within 0.05x of each other;
-  waiting for the operator's result before reading the scalars (one wait instead of two) was
-  0.0-0.1x slower at 1 MiB. Check first keeps a GPU's stream busy while the host reads the
-  two scalars.
-* **Two stages.** A variadic min/max per row, then across the rows, runs in parallel over
-  the rows: 0.26-0.41 ms against 0.43-0.90 ms in one stage for 2^22 int32 indices (equal
-  when the other core is busy), but 2x slower at 2^18 (0.11 against 0.05 ms) and with rows
-  of 2 (1.9x): hence `_TWO_STAGE_SIZE` and `_TWO_STAGE_ROW`. Rejected: columns first (20 ms),
-  blocks of rows (8-9 ms), ``jnp.min`` and ``jnp.max`` (3.5-3.9 ms: XLA CPU's plain
-  reductions are slower than the variadic one), an element-wise tree over 8 slices (as one
-  stage). On other platforms one stage, as before (`lax.platform_dependent`).
-* **What is left.** The check reads the indices once more: gather_elements along axis 1
-  (indices as large as the data) 1.08-1.25x at 16 MiB and 1.16x at 256 MiB (fused: 1.31-1.34x
-  and 1.08x), scatter 1.04-1.14x and 0.86-1.09x, gather axis 0 1.16-1.24x and 0.97-1.02x; the
-  rest 1.01-1.14x. At 1 MiB (1.25-1.66x) fixed costs dominate: XLA CPU runs a program of up
-  to ~256 elements inline (check: 8 us dispatch, 1 us wait), a larger one on a worker thread
-  (13 us dispatch, ~47 us until the waiting thread wakes), against operators of 0.07-0.4 ms;
-  the Python validation costs ~7 us. Host work between calls costs more than itself there:
-  a jitted gather along axis 0 at 1 MiB took 73-81 us a call with 5-10 us of host work
-  between its calls and 107 us with 80 us or more (XLA CPU's workers go to sleep when idle;
-  medians of 8 blocks of 150 calls); the eager call's ~10 us of validation and dispatch
-  before the operator's moves it along that curve. Neither a host-side check of CPU
-  indices (a NumPy view, no copy) nor waiting by polling ``is_ready`` changed the eager
-  figures beyond their noise (+-30% at these sizes on this machine).
-* **On a GPU** (an H100 in a VM, jax 0.11.2, us a call, each call waited for): reading
-  two scalars from the GPU's memory is a device-to-host copy: a tiny jitted program read
-  with ``np.asarray`` took 277 us against 86 us without the read, and an eager gather along
-  axis 0 at 16 MiB 674 us against 85 us jitted. Starting the copy early
-  (``copy_to_host_async`` before dispatching the operator) did not help (347 us). So on a
-  GPU the check writes its two scalars to pinned host memory (`dispatch_range`, an
-  ``out_shardings`` with ``memory_kind="pinned_host"``): the host then waits only for the
-  program. The check and its read at 2^12 and 2^22 indices: 267 and 396 us from device
-  memory, 104 and 112 us from pinned host memory (100-109 us to wait for the program
-  alone); eager gather along axis 0 at 16 MiB 422 -> 202 us (jitted 76), gather_elements
-  along axis 1 563 -> 229 us (jitted 121). `python -m dmljax --only eager`: 3.3-4.4x the
-  jitted call at 16 MiB (5.4-8.0x before, same day) and 1.09-1.44x at 256 MiB. What is
-  left is the round trip itself; calls that must not wait pass ``mode=`` or run under
-  `jax.jit`. Measured on CUDA only (ROCm GPUs take the same path); TPUs keep the read
-  from device memory.
-* **Rejected: checking small CPU indices on the host.** A NumPy view of a single CPU
-  device's buffer costs 1.5 us (no copy) and min/max 3 us for 2^12 values, 37 us for 2^18,
-  but the calls were no faster (within 0.05x at 1 and 16 MiB, 5 cases, 2 runs): on 2 cores
-  the host's work competes with the operator's 2 threads. Reading the scalars:
-  ``np.asarray`` 21 us (with a tiny check), ``.tolist()`` 42, ``jax.device_get`` 64.
+In the operator's own program the min/max made XLA CPU transpose and copy gather's axis-1
+output (7.1-7.5x the jitted call at 16 MiB); apart, 1.01-1.09x. Measurements and the
+alternatives: docs/design/index-checks.md.
 """
 
 from __future__ import annotations
@@ -212,7 +157,8 @@ def _index_range(indices: jax.Array) -> jax.Array:
     return jnp.stack(found)
 
 
-# Two stages on XLA CPU from 2^21 indices with rows of at least 16 (see the module doc).
+# Two stages on XLA CPU from 2^21 indices with rows of at least 16: 0.26-0.41 ms against
+# 0.43-0.90 ms in one stage at 2^22, 2x slower at 2^18 (docs/design/index-checks.md).
 _TWO_STAGE_SIZE = 2**21
 _TWO_STAGE_ROW = 16
 
@@ -245,8 +191,9 @@ def _index_range_to_host(device: jax.Device) -> Callable[[jax.Array], jax.Array]
 def dispatch_range(indices: jax.Array) -> jax.Array:
     """Dispatch `index_range` of concrete ``indices``; on a GPU its result is written to host memory.
 
-    Reading two scalars from a GPU's memory is a device-to-host copy (277 us on an H100 VM,
-    see the module doc); from pinned host memory the host waits only for the program.
+    Reading two scalars from a GPU's memory is a device-to-host copy; from pinned host memory
+    the host waits only for the program (H100: 396 -> 112 us at 2^22 indices,
+    docs/design/index-checks.md).
 
     Examples:
       >>> dispatch_range(jnp.array([3, -2, 7])).tolist()

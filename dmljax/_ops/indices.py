@@ -57,8 +57,10 @@ __all__ = [
     "type_fail",
 ]
 
-# Index types of DML_SCATTER / DML_GATHER_ELEMENTS from feature level 3.0 (seed 000); ONNX
-# Gather allows the signed two (seed 004), dmljax accepts all four for every operator.
+# Index types of DML_SCATTER / DML_GATHER_ELEMENTS from feature level 3.0
+# (https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_scatter_operator_desc);
+# ONNX Gather allows the signed two (https://onnx.ai/onnx/operators/onnx__Gather.html);
+# dmljax accepts all four for every operator.
 INDEX_TYPES = (DataType.INT32, DataType.INT64, DataType.UINT32, DataType.UINT64)
 
 

@@ -102,7 +102,7 @@ def _check_window(
     return offsets, sizes, strides, output_sizes if output_sizes is not None else max_out
 
 
-# DML_SLICE1_OPERATOR_DESC's member types (seed 001): InputWindowOffsets and InputWindowSizes
+# DML_SLICE1_OPERATOR_DESC's member types (page above): InputWindowOffsets and InputWindowSizes
 # are UINT arrays, InputWindowStrides an INT array, OutputTensor sizes UINT: 32 bits each.
 UINT_RANGE = (0, UINT32_MAX)
 INT_RANGE = (-INT32_MAX - 1, INT32_MAX)
@@ -121,7 +121,7 @@ def check_window_rules(
     names: dict[str, str] = WINDOW_NAMES,
     shape_name: str = "input shape",
 ) -> tuple[int, ...]:
-    """DML_SLICE1's window rules (seed 001), one dimension at a time; the one place they live.
+    """DML_SLICE1's window rules (DML_SLICE1_OPERATOR_DESC's remarks), one dimension at a time; the one place they live.
 
     Every value fits its DirectML type (offsets, sizes and output sizes UINT, strides INT:
     32 bits). Each window is non-empty, inside the input and has a nonzero stride; each

@@ -5,7 +5,7 @@ the same word stream as ``random_generator(state, ...)`` (word ``i`` is word ``i
 of block ``counter + i // 4``) and use TensorFlow's conversions
 (``tensorflow/core/lib/random/random_distributions{,_utils}.h``), which DirectML's
 TensorFlow plugin uses too, so the same key and counter give the same uniform floats
-and integers as TensorFlow's stateless Philox ops (SPEC §4):
+and integers as TensorFlow's stateless Philox ops (https://www.tensorflow.org/api_docs/python/tf/random/stateless_uniform):
 
 ============  =====  ===============================================================
 value         words  value ``i`` from the stream words ``w``

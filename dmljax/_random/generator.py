@@ -1,4 +1,6 @@
-"""DML_RANDOM_GENERATOR_OPERATOR_DESC (SPEC §4, seed 003): Philox 4x32-10 bits and explicit state.
+"""DML_RANDOM_GENERATOR_OPERATOR_DESC: Philox 4x32-10 bits and explicit state.
+
+DirectML: https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_random_generator_operator_desc.
 
 The state is data, not a descriptor: a uint32 array of six words, ``(c0, c1, c2, c3, k0,
 k1)``: a 128-bit counter, word 0 least significant, then the 64-bit key. Each call
@@ -24,7 +26,7 @@ from dmljax._random.checks import check_static
 
 __all__ = ["STATE_WORDS", "make_state", "random_generator"]
 
-# Seed 003: the PHILOX_4X32_10 state is six UINT32 values, a 128-bit counter then a 64-bit key.
+# DML_RANDOM_GENERATOR: the PHILOX_4X32_10 state is six UINT32 values, a 128-bit counter then a 64-bit key.
 STATE_WORDS = 6
 
 

@@ -21,15 +21,9 @@ How a child is derived from the whole parent state ``(c, k)`` and a 32-bit value
 2. ``g = philox4x32_10((d, tag, h2, h3), (h0, h1))`` with ``tag`` 1 for `split`, 2 for
    `fold_in`; child key ``(g0, g1)``, child counter ``(0, 0, g2, g3)``.
 
-Why children do not overlap:
-
-- Siblings (same parent, different ``d`` or tag): step 2 is a bijection of its counter,
-  so their ``g`` differ. Equal keys ``(g0, g1)`` then imply different high counter words
-  ``(g2, g3)``, and each child's stream stays in its own range of 2^64 counters: siblings
-  share no block unless one of them draws 2^64 blocks.
-- Parent and child, or children of states that differ anywhere (key, or counter by a
-  few blocks): their keys are unrelated 64-bit values, equal with probability 2^-64, and
-  then their counters would also have to meet (2^-64 again for a child's range).
+Siblings share no block unless one of them draws 2^64 blocks; the keys of a parent and a
+child, or of children of different states, are equal with probability 2^-64. The argument,
+and why not counter offsets: docs/design/key-derivation.md.
 
 TensorFlow's ``StatelessRandomGetKeyCounter`` derives (key, counter) the same way, with
 one block (`dmljax.state_from_tf_seed`). None of this is cryptographically secure.

@@ -1,101 +1,24 @@
 """Philox 4x32-10 in `lax` ops: the block function, 128-bit counters, the output stream.
 
-The stream of DML_RANDOM_GENERATOR (SPEC §4): output element ``n`` in row-major order
-is word ``n % 4`` of ``philox4x32_10(counter + n // 4, key)``.
+The stream of DML_RANDOM_GENERATOR
+(https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_random_generator_operator_desc):
+output element ``n`` in row-major order is word ``n % 4`` of ``philox4x32_10(counter + n // 4, key)``.
 
-How the stream is laid out for XLA (measured on XLA CPU, see PERF_NOTES.md): XLA emits
-one loop per fusion output and would recompute a whole block for each of its four
-words, and it does not fuse sibling outputs. A variadic `lax.reduce` does compute all
-four words of a block in one loop iteration, so `block_planes` feeds the four words
-through a reduce over a padded axis of two (the pad half computes nothing) and gets
-four word planes for a quarter of the per-element arithmetic; `interleave` then puts
-them in place with a select on ``n % 4``, which vectorises (a ``stack(...).reshape`` or
-a transpose does not). Every counter comes from `lax.broadcasted_iota`, so XLA's SPMD
-partitioner gives each device the blocks of its own slice with no communication.
+On XLA CPU (`lax.platform_dependent`) a variadic `lax.reduce` computes all four words of a
+block in one loop iteration (`block_planes`; as four outputs XLA would recompute the block
+for each), and `interleave` puts the four word planes in place with a select on ``n % 4``.
+The output is generated in its own shape, row by row
+(`rows`, `tile`): a row that starts inside a block computes one block more and
+`_shifted_interleave` picks each value from its lane's two blocks. Distributions compute
+their values per block inside the reduce (``per_block``). About half the time of JAX's
+``philox4x32`` bits (0.48-0.55x at 2^22 and 2^26 words), at twice the output's peak memory.
 
-On the CPU, the output is generated in its own shape, row by row (`rows`, `tile`): each
-row knows the stream index of its first value from a counter per axis. A row that starts on a block
-boundary computes its ``ceil(C / 4)`` blocks; one that starts inside a block (a last axis
-that is not a multiple of 4) computes one block more, and `_shifted_interleave` gives each
-output element the value ``start % 4 + lane`` places on, from its lane's two blocks (8
-candidates): (4096, 1023) and (65536, 1023) run in 0.55x and 0.52x the time of JAX's
-``philox4x32`` bits, as fast as whole blocks, where shifting the planes first (a select
-among four static slices per plane, 16 candidates an element) ran 0.74x and 0.65x, and a
-block per element 2.6x the aligned time (rows shorter than `SHORT_ROW` still do that, at
-peak memory 1x). The distributions run on the same rows, their values computed per
-block inside the reduce (``per_block``). A device tile of a sharded output is a tile
-with per-axis offsets (`_shard_local`).
+Off the CPU every element computes its own block (`_per_element`, peak memory 1x), and a
+whole output on one device is one flat row, reshaped (`_flat`): 0.59x JAX's time at 2^26
+words on an H100, where the CPU layout ran 6.6-13.9x.
 
-Cost of that layout: the planes are as large as the output, so peak memory is twice
-the output (XLA cannot interleave in place). On XLA CPU it takes about half the time of
-JAX's ``philox4x32`` bits: 0.48-0.55x at 2^22 and 2^26 words, aligned or in rows of 1023
-(2 cores, medians of 9 interleaved rounds, a shared and noisy machine).
-``xla_cpu_prefer_vector_width=512`` speeds it up on AVX-512 hosts (PERF_NOTES), and gives
-nothing on this AVX2 host (0.48-0.54x with and without it, same runs); `jax.jit` takes
-``compiler_options`` only at the top level, so dmljax's public functions compile a twin
-with it for their own eager calls on AVX-512 CPUs (`_vector_width`), and users pass it
-to their outermost `jit` (README, Performance).
-
-**Off the CPU** (`lax.platform_dependent`) every element computes its own block and keeps
-its word (`_per_element`, peak memory 1x the output), and a whole output on one device is
-one flat row of elements, reshaped (`_flat`). Measured on an H100 (jax 0.11.2, CUDA,
-medians of 7 pipelined repetitions), time / JAX's ``philox4x32`` bits, at 2^22 and 2^26
-words, (4096, 1024), (4096, 1023) and (65536, 1023): the reduce layout above 6.6, 13.4, 7.8,
-7.5 and 13.9 (peak memory 2.25-2.76x); one element per block computation, flat 1.26 and
-0.59 (1x memory); in rows of 1023 1.34 and 1.45 (rows that are not a multiple of 4 do not
-vectorise: hence one flat row). Rejected there: the words computed once per block and
-interleaved by ``stack(...).reshape`` (1.29-1.87, memory 2x; an optimization barrier changes
-nothing); a block per uint64 pair bitcast to uint32 (0.61 at 2^26, 1.02-1.51 at 16 MiB,
-and it needs uint64 values, i.e. x64, in the trace); a Pallas Triton kernel (no ``mulhi``
-lowering in jax 0.11.2).
-
-Measured and rejected on the CPU (jax 0.10.2, 2 cores): a
-phased layout that computes 1/K of the blocks at a time and writes them with a
-dynamic-update-slice along an unsharded phase axis reaches 1.16x the output at K = 8 and
-stays shard-local, but only inside a `lax.fori_loop`, whose fusions XLA CPU runs on one
-thread: 1.0-1.3x JAX's time. Unrolled in the entry computation the passes run in
-parallel, but XLA schedules every pass's planes first (about 3x) or, with a data
-dependency forcing the order, copies the result for the final reshape (2.1-2.3x).
-Phases along the output's own rows (the first written through a pad, the rest by an
-in-place dynamic-update-slice) stay at 2.0x when ordered by an optimization barrier (XLA
-CPU drops it and schedules both reduces first). A true data dependency (phase k's key
-plus ``min(out[0], 0)`` of phase k - 1's output) does order them: peak memory 1.5x,
-1.25x and 1.125x the output at K = 2, 4 and 8, bits equal, but XLA CPU runs pad and
-dynamic-update-slice fusions on one thread (no ``outer_dimension_partitions``): 0.87x
-(K = 2) and 1.03x (K = 8) JAX's time against 0.57x for the planes, at 2^22 words; and
-a static dynamic-update-slice along a sharded axis is no longer elementwise for the
-partitioner. Writing phase k with a full-size select between its padded values and phase
-k - 1's output (elementwise, so parallel and in place) stays at 2.0x: XLA fuses phase
-k - 1 into that select, both phases' planes alive. One block per uint64 pair of words,
-bitcast to uint32 (no planes, peak 1.0x): XLA CPU expands the narrowing bitcast-convert
-into shifts inside the loop, so each uint32 element recomputes its block: 1.30x JAX's
-time. Other interleaves of the
-materialised planes, against the select (5.6 ms at 2^22 words): ``stack(...).reshape``
-1.37x, two uint64 planes bitcast 1.34x, the reduce emitting the uint64 planes itself
-1.70x. A pad axis major instead of minor in the reduce: the same time (XLA normalises
-the layout). The low product word taken from the uint64 product (``mullo`` lowering):
-XLA folds it back into the uint32 multiply, same program. The loop already runs 8
-blocks a vector (``vpmuludq`` for the high words on AVX2).
-
-Where the CPU time goes (2^22 words, medians of 11-15 rounds, jax 0.10.2): the reduce
-that computes the planes takes 0.33-0.37x JAX's ``philox4x32`` time and the interleave
-0.22-0.25x, the time of a copy of the output (1.35 ms against 1.22 ms for ``x + 1``). The
-reduce's loop computes 8 blocks a vector in about 190 instructions and is bound by its
-multiplies (two ``vpmulld`` and four ``vpmuludq`` a round; `add_128` says what its select
-instead of a carry chain took off it). Rejected since: two blocks per reduce iteration (eight
-planes, two independent chains): planes as fast, the interleave of eight 0.88x JAX's time
-in all; the low word from the high word's uint64 product (one multiply, two uses: LLVM
-widens with zero-extends and shuffles): planes 2.1x slower; the rounds in uint64 lanes:
-1.45x slower; an output of shape (m, 4) whose elements select their word from their
-block's rounds, in case LLVM merged the four (it does not: 1.24x JAX's time); a uint64
-per word pair under an optimization barrier before the bitcast (XLA drops the barrier
-and fuses the expanded bitcast: 2.9x); ``xla_cpu_use_fusion_emitters=false``: 0.92x; a
-block's words packed in two uint64 lanes, ``(x0, x2)`` and ``(x1, x3)``, so that each round
-is two ``vpmuludq`` (both words of both products) and no ``vpmulld`` (x64 on, 2^20 blocks,
-bits equal): planes 1.17-1.39x the uint32 planes' time, since a vector then holds 4 blocks
-instead of 8 and the shifts and blends cost more than the multiplies saved (a key built
-with a 64-bit multiply keeps the loop scalar: 6x); a block per output element in that
-packing (peak 1.0x) 1.38x JAX's time.
+Every counter comes from `lax.broadcasted_iota`, so a sharded output stays shard-local.
+Alternatives and measurements: docs/design/philox-layout.md.
 """
 
 from __future__ import annotations
@@ -169,14 +92,11 @@ ad.defjvp(_mulhi_p, None)
 def _mulhi(m: np.uint32, x: jax.Array) -> jax.Array:
     """High 32 bits of ``m * x`` (uint32 ``x``): one widening uint64 multiply, emitted straight as StableHLO.
 
-    Not `lax.mulhi`: its ``chlo.mulhi`` fails to compile whenever the program is
-    partitioned over more than one device, even with a replicated output ("Unable to
-    convert MHLO to StableHLO", jax 0.10.2). Not a uint64 multiply traced under
-    ``jax.enable_x64``: that toggles global config inside a trace. Not a 16-bit split
-    multiply: in the reduce loop XLA CPU runs it 5-10x slower. The primitive lowers to
-    exactly the ops of JAX's own mulhi fallback (convert, multiply, shift, convert), which
-    XLA vectorises and the partitioner treats as elementwise; uint64 exists only inside
-    the lowering, whatever the x64 setting.
+    Not `lax.mulhi`: its ``chlo.mulhi`` fails to compile when the program is partitioned
+    over more than one device (jax 0.10.2). The primitive lowers to the ops of JAX's own
+    mulhi fallback (convert, multiply, shift, convert), which XLA vectorises and the
+    partitioner treats as elementwise; uint64 exists only inside the lowering, whatever the
+    x64 setting. Alternatives: docs/design/philox-layout.md.
     """
     return _mulhi_p.bind(x, m=int(m))
 
@@ -199,9 +119,8 @@ def add_128(counter: Words, offset: jax.Array) -> Words:
     The carry runs through all four words and the sum wraps modulo 2^128. Only word 0
     depends on the offset element by element: the upper three words are the counter's
     own or, where word 0 wrapped, those of ``counter + 2^32``, computed once: a select per
-    element instead of a carry chain through three words (on XLA CPU the word planes' loop
-    ran 5-10% faster at 2^22 words, medians of 15 rounds in 3 runs; the whole stream's
-    benchmark medians moved within their noise).
+    element instead of a carry chain through three words (the word planes' loop 5-10%
+    faster on XLA CPU; docs/design/philox-layout.md).
 
     Examples:
       >>> ones = jnp.uint32(0xFFFFFFFF)
@@ -338,9 +257,8 @@ def interleave(planes: Words) -> jax.Array:
 
 
 PerBlock = Callable[[Words], Words]
-# Unaligned rows shorter than this compute each element's block (`_per_element`, peak memory
-# 1x the output): the block grid of `rows` adds up to two blocks a row (2.6x the output at 10
-# words a row). From 16 words on the grid wins: 2.7x faster at 63 words (measured, 2 cores).
+# Unaligned rows shorter than this compute each element's block (`_per_element`); from 16
+# words on the block grid wins (2.7x faster at 63 words): docs/design/philox-layout.md.
 SHORT_ROW = 16
 
 
@@ -418,8 +336,8 @@ def _shifted_interleave(values: Words, shift: jax.Array) -> jax.Array:
     rows' shape) says where each row starts. Value ``t = s + l`` past block ``j``'s start is
     value ``t`` of block ``j`` if ``t < v``, else value ``t - v`` of block ``j + 1``: each
     output element picks among ``2 v`` candidates (its lane's two blocks), where a shift of
-    the planes followed by `interleave` picked among ``v * v`` (measured: (4096, 1023) 0.57x
-    JAX's philox4x32 time instead of 0.80x, (65536, 1023) 0.56x instead of 0.75x).
+    the planes followed by `interleave` picked among ``v * v`` and ran slower
+    (docs/design/philox-layout.md).
     Returns shape ``(..., m * v)``.
     """
     v = len(values)
@@ -487,8 +405,7 @@ def stream(counter: Words, key: Words, shape: Sequence[int], per_block: PerBlock
 def _flat(counter: Words, key: Words, shape: tuple[int, ...], per_block: PerBlock) -> jax.Array:
     """The whole stream of ``shape`` as one row of ``prod(shape)`` elements, each computing its block, reshaped.
 
-    On an H100, rows of 1023 elements (not a multiple of the vector width) ran 2.4x slower
-    than the same elements in one row (module docstring).
+    On an H100, rows of 1023 elements ran 2.4x slower than one row (docs/design/philox-layout.md).
     """
     zero = jnp.zeros((), jnp.uint32)
     return _per_element(counter, key, zero, math.prod(shape), per_block).reshape(shape)

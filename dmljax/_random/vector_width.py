@@ -1,13 +1,11 @@
 """XLA CPU's 512-bit vectors for dmljax's own top-level Philox calls, on AVX-512 hosts.
 
 ``xla_cpu_prefer_vector_width=512`` makes the Philox word planes 1.5-2.0x faster on
-AVX-512 hosts, same bits (PERF_NOTES, second round). It is a compile option, and
-`jax.jit` takes ``compiler_options`` only at the top level: a nested `jit` that carries
-them raises ("`compiler_options` can only be passed to top-level `jax.jit`",
-``jax/_src/pjit.py``, jax 0.10.2), and a name XLA does not know fails the compile
-("No such compile option"; not tried on GPU, where it is never passed). So an entry point has two jitted twins of one
-function, the plain one and one compiled with the option (`wide_jit`), and `applies`
-picks the wide twin only where dmljax's call *is* the top level and can only help:
+AVX-512 hosts, same bits. It is a compile option, and `jax.jit` takes ``compiler_options``
+only at the top level (a nested `jit` that carries them raises, jax 0.10.2). So an entry
+point has two jitted twins of one function, the plain one and one compiled with the option
+(`wide_jit`), and `applies` picks the wide twin only where dmljax's call *is* the top level
+and can only help:
 
 - outside any trace (no `jit`, `vmap`, `grad` or `shard_map` of the caller around it:
   inside one, the caller's own `jit` compiles dmljax's ops, and its compiler options are
@@ -15,13 +13,13 @@ picks the wide twin only where dmljax's call *is* the top level and can only hel
 - the call runs on the CPU, as `jax.jit` places it: the devices of the committed input
   arrays and of an ``out_sharding``, else JAX's default device (GPU and TPU compiles never
   see a CPU option);
-- the host has AVX-512F (``/proc/cpuinfo``). On this 2-core AVX2 host the option is no
-  gain (see `dmljax/_philox.py` for the figures), so elsewhere nothing changes.
+- the host has AVX-512F (``/proc/cpuinfo``); on an AVX2 host the option is no gain.
 
 The public functions choose per call; the bits are those of the plain twin (tests run
 both). Users' own `jit`s take the flag as
 ``jax.jit(f, compiler_options={"xla_cpu_prefer_vector_width": 512})`` on the outermost
 `jit`, or ``XLA_FLAGS=--xla_cpu_prefer_vector_width=512`` for the process.
+Why and what was measured: docs/design/vector-width.md.
 """
 
 from __future__ import annotations
@@ -36,7 +34,7 @@ from jax._src import core  # trace_state_clean: is this call the top level?
 
 __all__ = ["WIDE_VECTORS", "applies", "call", "default_platform", "host_has_avx512", "twin_jit", "wide_jit"]
 
-# XLA CPU's DebugOptions field xla_cpu_prefer_vector_width (bits): PERF_NOTES, second round.
+# XLA CPU's DebugOptions field xla_cpu_prefer_vector_width (bits): docs/design/vector-width.md.
 WIDE_VECTORS = {"xla_cpu_prefer_vector_width": 512}
 
 

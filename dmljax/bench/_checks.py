@@ -22,7 +22,10 @@ def _as_strided(buffer: np.ndarray, desc: dmljax.TensorDesc) -> np.ndarray:
 
 
 def check_read_tensor() -> str:
-    """Every layout of seed 002 read through dmljax equals NumPy's strided view."""
+    """Every layout of DirectML's strides page read through dmljax equals NumPy's strided view.
+
+    https://learn.microsoft.com/en-us/windows/ai/directml/dml-strides
+    """
     rng = np.random.default_rng(0)
     layouts = {
         "packed": dmljax.TensorDesc("float32", (2, 3, 4, 5)),
@@ -82,7 +85,7 @@ def check_gather_elements() -> str:
 
 
 def check_scatter() -> str:
-    """Scatter with unique indices along each axis equals ``np.put_along_axis``; seed 000's example."""
+    """Scatter with unique indices along each axis equals ``np.put_along_axis``; DML_SCATTER's example 1."""
     rng = np.random.default_rng(4)
     data = rng.standard_normal((4, 5, 6)).astype(np.float32)
     for axis in range(3):
@@ -96,22 +99,22 @@ def check_scatter() -> str:
         np.arange(5.0, dtype=np.float32), np.array([3, 1, 3, 0]), np.array([5.0, 6, 7, 8], np.float32)
     )
     if np.asarray(seed)[[0, 1, 2, 4]].tolist() != [8, 6, 2, 4]:
-        raise AssertionError(f"seed 000 example 1 gave {seed}")
-    return "axes 0-2: equals np.put_along_axis; seed 000 example"
+        raise AssertionError(f"DML_SCATTER example 1 gave {seed}")
+    return "axes 0-2: equals np.put_along_axis; DML_SCATTER example"
 
 
 def check_slice1() -> str:
-    """Seed 001's two examples, and random windows with negative strides against slicing."""
+    """DML_SLICE1_OPERATOR_DESC's two examples, and random windows with negative strides against slicing."""
     x = np.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4)
     first = dmljax.slice1(x, (0, 0, 0, 1), (1, 1, 4, 3), (1, 1, 2, 2))
     second = dmljax.slice1(x, (0, 0, 0, 1), (1, 1, 4, 3), (1, 1, -2, 2))
     if np.asarray(first).ravel().tolist() != [2, 4, 10, 12] or np.asarray(second).ravel().tolist() != [14, 16, 6, 8]:
-        raise AssertionError(f"seed 001 examples gave {first.ravel()} and {second.ravel()}")
+        raise AssertionError(f"DML_SLICE1 examples gave {first.ravel()} and {second.ravel()}")
     data = np.arange(9 * 10, dtype=np.float32).reshape(9, 10)
     got = dmljax.slice1(data, (1, 2), (7, 8), (-3, 2))
     if not np.array_equal(np.asarray(got), data[7:0:-3, 2:10:2]):
         raise AssertionError("slice1 with a negative stride differs from NumPy slicing")
-    return "seed 001 examples; negative strides equal NumPy slicing"
+    return "DML_SLICE1 examples; negative strides equal NumPy slicing"
 
 
 # Random123 kat_vectors: philox4x32_10 with counter 0 and key 0.

@@ -41,8 +41,8 @@ GROUPS = {
 }
 DEFAULT_SIZES = "4K,1M,16M,256M"
 QUICK_SIZES = "4K,256K"
-# Steady-state allocator settings for timings (PERF_NOTES: glibc otherwise mmaps and
-# page-faults every fresh output over 32 MiB, +90 ms at 256 MiB).
+# Steady-state allocator settings for timings: glibc otherwise mmaps and page-faults
+# every fresh output over 32 MiB (+90 ms at 256 MiB).
 MALLOC_ENV = {
     "MALLOC_ARENA_MAX": "1",
     "MALLOC_MMAP_MAX_": "0",

@@ -111,7 +111,7 @@ def run_case(case: Case, *, rounds: int = 9, min_round_s: float = 0.02, pipeline
     once) and records the mean per call; `Result` gives the min, median and max over rounds.
     ``pipelined`` (default `pipelined_default`): queue a round's calls and wait once, at its
     end, as a training loop does on an accelerator, where waiting for each call costs a
-    device round trip (86 us for a tiny program on the H100 of PERF_NOTES) that would
+    device round trip (86 us for a tiny program on an H100: docs/design/index-checks.md) that would
     swamp 16 MiB operators; on the CPU each call is waited for. Eager calls that read a
     value back still wait inside each call. Pipelined, the contenders that return JAX arrays
     take their rounds first and the host ones (NumPy, torch CPU with 16 threads) theirs

@@ -1,4 +1,6 @@
-"""Benchmark cases for eager calls (issue #12): the default-mode call un-jitted against inside `jax.jit`.
+"""Benchmark cases for eager calls: the default-mode call un-jitted against inside `jax.jit`.
+
+Why the check is a program of its own: docs/design/index-checks.md.
 
 An un-jitted call in the default index mode (``mode=None``) on concrete device arrays
 checks the indices (`dmljax._ops.index_checks`) and raises `IndexError` for a bad one; inside

@@ -6,8 +6,8 @@ Contenders, the first under test: ``dmljax``; ``jnp`` (the reference for ratios)
 idiomatic hand-written formulation of the same semantics (``take_along_axis``, and ``take``
 after wrapping negative indices, with ``mode="clip"``; ``put_along_axis`` with
 ``mode="drop"``; basic slicing + ``flip``);
-``numpy`` for forward passes; ``flat`` for scatter (a named baseline: issue #12's fastest
-formulation, one 1-D scatter at flat positions); ``blocked`` for gather_elements along
+``numpy`` for forward passes; ``flat`` for scatter (a named baseline: the fastest
+formulation measured, one 1-D scatter at flat positions); ``blocked`` for gather_elements along
 axis 0 (the reference of the forward pass from 16 MiB of data on, where it is the fastest
 formulation found: `dmljax._ops.gather_blocked` written with ``jnp``); ``torch`` (CPU, when installed:
 `dmljax.bench._torch`) forward and backward. Backward cases time ``grad(sum(op(x) * cotangent))``.
@@ -98,7 +98,7 @@ def _gather_elements_cases(rng: np.random.Generator, x: np.ndarray, axis: int) -
 
 
 def _blocked_take_rows(x: jax.Array, i: jax.Array) -> jax.Array:
-    """Named baseline (issue #12's fastest formulation): take_along_axis(axis=0) in 32-column blocks.
+    """Named baseline (the fastest formulation measured): take_along_axis(axis=0) in 32-column blocks.
 
     Each ``lax.cond`` has a predicate XLA cannot fold and two equal branches: the first
     writes the data and indices as ``(C/32, R * 32)`` blocks, the second gathers within them.
@@ -158,7 +158,7 @@ def _scatter_cases(rng: np.random.Generator, x: np.ndarray) -> list[Case]:
 
 
 def _flat_scatter_rows(x: jax.Array, i: jax.Array, u: jax.Array) -> jax.Array:
-    """Named baseline (issue #12's fastest formulation): one 1-D scatter at uint32 ``r * C + i``.
+    """Named baseline (the fastest formulation measured): one 1-D scatter at uint32 ``r * C + i``.
 
     Negative indices wrapped; out of range mapped to ``R * C`` and dropped. Single device only
     (the flat positions merge the axes: under sharding they all-gather).

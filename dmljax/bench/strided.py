@@ -4,8 +4,8 @@ Each case is a float32 tensor of about ``nbytes`` bytes; contenders: dmljax (jit
 descriptor static), the hand-written ``jnp`` formulation of the same layout (the
 reference for ratios), NumPy's ``as_strided(...).copy()`` and, when installed, torch's
 ``as_strided(...).clone()`` (`dmljax.bench._torch`). The NHWC read and the padded write
-also run backward. The padded write's reference is the fastest formulation found (issue
-#12), ``concat``: the value rows next to the buffer's pad columns. It runs on DirectML's
+also run backward. The padded write's reference is the fastest formulation found,
+``concat``: the value rows next to the buffer's pad columns. It runs on DirectML's
 minimum buffer, which ends at the last element, 8 short of the last row's padding (XLA
 then copies the output once more: `dmljax._buffers.strided`), and, forward only, on a buffer of
 whole rows (one pass). The NHWC read's reference is the fastest found at its size
@@ -185,7 +185,7 @@ def _whole_rows(buffer: jax.Array, value: jax.Array) -> tuple[jax.Array, jax.Arr
     padding) and the value as rows of ``w``.
 
     2-D, not the tensor's 4-D shape: XLA CPU ran the 4-D concatenate (a leading axis of 1)
-    1.7-2.4x slower than the same one on rows (16 and 256 MiB, issue #12).
+    1.7-2.4x slower than the same one on rows (16 and 256 MiB).
     """
     w = value.shape[-1]
     rows = jnp.pad(buffer, (0, -buffer.shape[0] % (w + 8))).reshape(-1, w + 8)
