@@ -391,22 +391,23 @@ def test_symbolic_batch_dimension_scatter():
         assert got.tobytes() == np.asarray(jax.jit(fn)(*args)).tobytes()
 
 
-# --- the README's example --------------------------------------------------------------------
+# --- the ONNX guide's example (docs/guides/onnx.md) ------------------------------------------
 
 
-def test_readme_deployment_snippet_runs_and_prints_the_documented_output():
+def test_onnx_guide_snippet_runs_and_prints_the_documented_output():
     import contextlib
     import io
     import pathlib
     import re
 
-    text = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text()
-    section = text[text.index("## Deploying to ONNX Runtime / DirectML") :].split("\n## ", 1)[0]
+    page = pathlib.Path(__file__).resolve().parents[1] / "docs" / "guides" / "onnx.md"
+    text = page.read_text()
+    section = text[text.index("# Deploying to ONNX Runtime / DirectML") :].split("\n## ", 1)[0]
     (snippet,) = re.findall(r"```python\n(.*?)```", section, flags=re.S)
     (expected,) = re.findall(r"```text\n(.*?)```", section, flags=re.S)
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        exec(compile(snippet, "README.md", "exec"), {"__name__": "readme_onnx"})
+        exec(compile(snippet, str(page), "exec"), {"__name__": "docs_onnx"})
     assert printed.getvalue() == expected
 
 

@@ -106,11 +106,11 @@ def test_flax_nnx_dropout_runs_on_the_philox_stream():
     assert dmljax.prng_impl is prng_impl
 
 
-def test_readme_flax_and_equinox_block_runs():
+def test_randomness_guide_flax_and_equinox_block_runs():
     pytest.importorskip("equinox")
     pytest.importorskip("flax.nnx")
-    readme = pathlib.Path(__file__).resolve().parents[1] / "README.md"
-    text = readme.read_text()
-    section = text[text.index("## Randomness with JAX keys") :].split("\n## ", 1)[0]
+    page = pathlib.Path(__file__).resolve().parents[1] / "docs" / "guides" / "randomness.md"
+    text = page.read_text()
+    section = text[text.index("## `jax.random`, Flax and Equinox") :].split("\n## ", 1)[0]
     (snippet,) = [b for b in re.findall(r"```python\n(.*?)```", section, flags=re.S) if "import equinox" in b]
-    exec(compile(snippet, str(readme), "exec"), {"__name__": "readme_random"})
+    exec(compile(snippet, str(page), "exec"), {"__name__": "docs_random"})

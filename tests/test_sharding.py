@@ -139,8 +139,8 @@ def test_bit_identical_to_one_device_except_cross_shard_sums(collective_run):
     assert sum(r["same"] for r in collective_run[1]) >= len(collective_run[1]) - 3
 
 
-def test_readme_table_is_the_scripts_output(collective_run):
-    assert collective_run[0] in (ROOT / "README.md").read_text()
+def test_sharding_guide_table_is_the_scripts_output(collective_run):
+    assert collective_run[0] in (ROOT / "docs" / "guides" / "sharding.md").read_text()
 
 
 def test_data_parallel_training_step_has_only_the_gradient_all_reduce():

@@ -75,6 +75,8 @@ def _random_bits(state: jax.Array, bit_width: int, shape: tuple[int, ...]) -> ja
 
 
 # The PRNG implementation; pass it as ``impl=`` to ``jax.random.key`` or ``wrap_key_data``.
+# JAX accepts only its own PRNGSpec type here (``type(spec) is PRNGSpec``), so the
+# documentation is this attribute docstring (the API reference shows it), not a class's.
 prng_impl = jax.extend.random.define_prng_impl(
     key_shape=(STATE_WORDS,),
     seed=_seed,
@@ -84,3 +86,32 @@ prng_impl = jax.extend.random.define_prng_impl(
     name="dmljax_philox4x32_10",
     tag="dml",
 )
+"""A `jax.random` PRNG implementation on DirectML's Philox 4x32-10 stream; key data is the state.
+
+Pass it as ``impl=`` to `jax.random.key` or `jax.random.wrap_key_data`. A key's data is
+the uint32[6] state of `make_state` (128-bit counter, 64-bit key), so every
+``jax.random`` function, and every library built on them (Flax ``nnx.Rngs`` and
+``nnx.Dropout``, Equinox ``eqx.nn.Dropout``), draws from the bits of DML_RANDOM_GENERATOR
+(https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_random_generator_operator_desc):
+
+- ``jax.random.key(seed, impl=prng_impl)``: the key whose data is ``make_state(seed)``
+  (with x64 off JAX narrows a Python seed to 32 bits first; for a 64-bit seed wrap
+  ``make_state(seed)``).
+- ``jax.random.bits(key, shape, jnp.uint32)`` is ``random_generator(state, shape)[0]``;
+  uint8 / uint16 bits are the low 8 / 16 bits of one word each; uint64 bits (x64) two
+  words each, ``w[2i] | w[2i+1] << 32`` (low word first, as TensorFlow).
+- ``jax.random.split(key, num)`` and ``jax.random.fold_in(key, data)`` are the keys of
+  `split` and `fold_in` on the state.
+
+A key does not advance: drawing twice from it gives the same bits; split or fold in.
+``jax.random.uniform``, ``normal`` and kin are JAX's conversions of these bits, not
+TensorFlow's; dmljax's own distributions (`uniform`, `normal`, ...) are TensorFlow's.
+
+Examples:
+  >>> key = jax.random.key(42, impl=dmljax.prng_impl)
+  >>> bits = jax.random.bits(key, (4,), jnp.uint32)
+  >>> bool(jnp.all(bits == dmljax.random_generator(dmljax.make_state(42), (4,))[0]))
+  True
+  >>> jax.random.key_data(jax.random.key(7, impl=dmljax.prng_impl)).tolist()
+  [0, 0, 0, 0, 7, 0]
+"""

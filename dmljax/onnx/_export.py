@@ -18,11 +18,13 @@ from dmljax.onnx._plugins import patch_targets
 
 __all__ = ["DEFAULT_OPSET", "MIN_OPSET", "export"]
 
-# ONNX opset the exported models use by default: jax2onnx's default (opset 23, ONNX 1.18;
-# onnxruntime 1.22+ runs it). dmljax's nodes need opset 13 (negative indices in Gather,
-# GatherElements and ScatterElements; Slice, Pad and Clip with tensor inputs).
 DEFAULT_OPSET = 23
+"""The ONNX opset `export` uses when ``opset`` is not given: jax2onnx's default (ONNX 1.18;
+onnxruntime 1.22+ runs it)."""
+
 MIN_OPSET = 13
+"""The lowest opset `export` accepts: dmljax's nodes need opset 13 (negative indices in
+Gather, GatherElements and ScatterElements; Slice, Pad and Clip with tensor inputs)."""
 
 
 @contextlib.contextmanager

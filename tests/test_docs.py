@@ -1,0 +1,138 @@
+"""The documentation: every public name documented, every plain ``python`` block of docs/ run.
+
+``>>>`` blocks of README.md and docs/ run as doctests (``--doctest-glob`` in pyproject.toml).
+Here each fenced ``python`` block without ``>>>`` runs in a fresh namespace; if the page
+shows its output (an ``Output:`` line, then a ``text`` block), what it prints must equal
+that. A block that imports an optional package that is not installed is skipped. The pages
+of docs/design/ are left to their own checks.
+"""
+
+import ast
+import contextlib
+import doctest
+import importlib.util
+import io
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+sys.path.insert(0, str(DOCS / "_ext"))
+import dmljax_docs  # noqa: E402
+
+# Pages whose blocks set the CPU device count, which must happen before JAX's first
+# computation: each of their blocks runs in a fresh interpreter.
+FRESH_PROCESS = {"guides/sharding.md"}
+FENCE = re.compile(r"^```(\w+)\n(.*?)^```\n(?:\nOutput:\n\n```text\n(.*?)^```\n)?", re.S | re.M)
+
+
+def pages() -> list[pathlib.Path]:
+    return sorted(p for p in DOCS.rglob("*.md") if "design" not in p.relative_to(DOCS).parts[:1])
+
+
+def python_blocks() -> list[tuple[str, int, str, str | None]]:
+    """``(page, index, code, expected output or None)`` for each plain python block."""
+    found = []
+    for page in pages():
+        name = page.relative_to(DOCS).as_posix()
+        blocks = [m for m in FENCE.finditer(page.read_text()) if m[1] == "python" and ">>>" not in m[2]]
+        found += [(name, i, m[2], m[3]) for i, m in enumerate(blocks)]
+    return found
+
+
+def skip_unless_importable(code: str) -> None:
+    for node in ast.walk(ast.parse(code)):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        names += [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
+        for name in names:
+            if importlib.util.find_spec(name.split(".")[0]) is None:
+                pytest.skip(f"needs {name.split('.')[0]}, not installed")
+
+
+BLOCKS = [pytest.param(*block, id=f"{block[0]}-{block[1]}") for block in python_blocks()]
+
+
+@pytest.mark.parametrize("page, index, code, expected", BLOCKS)
+def test_python_block_runs_and_prints_what_the_page_shows(page, index, code, expected):
+    skip_unless_importable(code)
+    if page in FRESH_PROCESS:
+        path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+        env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=path)
+        env.pop("XLA_FLAGS", None)
+        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        printed = done.stdout
+    else:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile(code, f"docs/{page}", "exec"), {"__name__": f"docs_{index}"})
+        printed = out.getvalue()
+    if expected is not None:
+        assert printed == expected
+
+
+def test_the_blocks_are_found():
+    found = {(page, index) for page, index, _, _ in python_blocks()}
+    assert {("guides/porting.md", 0), ("guides/onnx.md", 0), ("guides/randomness.md", 2)} <= found
+    assert sum(expected is not None for *_, expected in python_blocks()) == 2
+
+
+# --- the API reference covers the public names ------------------------------------------------
+
+
+def api_entries() -> set[str]:
+    """Names the API pages document with an ``auto*`` directive, qualified by their module."""
+    entries = set()
+    for page in (DOCS / "api").glob("*.md"):
+        module = "dmljax"
+        for line in page.read_text().splitlines():
+            if m := re.match(r"\.\. currentmodule:: (\S+)", line):
+                module = m[1]
+            elif m := re.match(r"\.\. auto(?:function|class|exception|data):: (\S+)", line):
+                entries.add(m[1] if m[1].startswith("dmljax.") else f"{module}.{m[1]}")
+    return entries
+
+
+def test_every_public_name_has_a_docstring_of_its_own():
+    assert dmljax_docs.undocumented() == []
+
+
+def test_every_public_name_is_in_the_api_pages():
+    public = {f"{m}.{n}" for m, n in dmljax_docs.public_names()}
+    assert public - api_entries() == set()
+
+
+def test_a_missing_docstring_is_noticed(monkeypatch):
+    import dmljax
+
+    def undocumented(x):
+        return x
+
+    monkeypatch.setattr(dmljax, "gather", undocumented)
+    assert dmljax_docs.undocumented() == ["dmljax.gather"]
+
+
+@pytest.mark.parametrize(
+    "module, name", [("dmljax", "prng_impl"), ("dmljax.onnx", "DEFAULT_OPSET"), ("dmljax.onnx", "MIN_OPSET")]
+)
+def test_attribute_docstring_examples_run(module, name):
+    """Values document themselves in attribute docstrings, which ``--doctest-modules`` does not run."""
+    if module == "dmljax.onnx":
+        pytest.importorskip("jax2onnx")
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    import dmljax
+
+    text = dmljax_docs.attribute_docstring(module, name)
+    namespace = {"jax": jax, "jnp": jnp, "np": np, "dmljax": dmljax}
+    test = doctest.DocTestParser().get_doctest(text, namespace, name, None, 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
+    runner.run(test)
+    assert runner.failures == 0
