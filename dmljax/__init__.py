@@ -5,6 +5,7 @@ from dmljax._buffers.strided import write_tensor as write_tensor
 from dmljax._buffers.tensor_desc import TensorDesc as TensorDesc
 from dmljax._buffers.tensor_desc import calc_buffer_tensor_size as calc_buffer_tensor_size
 from dmljax._buffers.tensor_desc import packed_strides as packed_strides
+from dmljax._core.config import config as config
 from dmljax._core.dtypes import DataType as DataType
 from dmljax._core.errors import ValidationError as ValidationError
 from dmljax._descriptors.compile import compile_operator as compile_operator
@@ -55,6 +56,7 @@ __all__ = [
     "bernoulli",
     "calc_buffer_tensor_size",
     "compile_operator",
+    "config",
     "dropout",
     "fold_in",
     "gather",

@@ -15,7 +15,7 @@ from dmljax._descriptors.gather_elements import GATHER_ELEMENTS_SUPPORT
 from dmljax._descriptors.support import support_at
 from dmljax._ops.formulation import use_flat
 from dmljax._ops.gather import _gather_elements_lax, _gather_lax
-from dmljax._ops.gather_blocked import GPU_FORWARD_MIN_BYTES, blocked, use_blocked
+from dmljax._ops.gather_blocked import blocked, use_blocked
 from dmljax._ops.gather_grad import flat_tangent, gather_flat_tangent, use_rows
 from dmljax._ops.indices import IndexMode, normalize
 from tests import reference
@@ -508,7 +508,8 @@ def test_off_cpu_blocked_tangent_transposes_to_the_plain_scatter_add(mode):
 
 @pytest.mark.parametrize(("rows", "transposes"), [(4096, 0), (8192, 3)], ids=["16 MiB", "32 MiB"])
 def test_gpu_gradient_of_a_long_axis_runs_in_blocks_from_32_mib(rows, transposes):
-    # Exported for CUDA (lowered here without a GPU): from GPU_MIN_BYTES on, the cotangent, the
+    # Exported for CUDA (lowered here without a GPU): from
+    # config.blocked_gather_elements_gpu_gradient_min_bytes on, the cotangent, the
     # indices and the result go through the block layout; below it, the plain scatter-add.
     x, i = jax.ShapeDtypeStruct((rows, 1024), jnp.float32), jax.ShapeDtypeStruct((rows, 1024), jnp.int32)
     grad = jax.jit(jax.grad(lambda x, i: dmljax.gather_elements(x, i, 0, mode="clip").sum()))
@@ -564,9 +565,12 @@ def test_gpu_gradient_with_a_symbolic_index_size_keeps_jax_transpose():
 
 @pytest.mark.parametrize("rows", [8192, 16384], ids=["32 MiB", "64 MiB"])
 def test_gpu_forward_of_a_long_axis_runs_in_blocks_from_64_mib(rows):
-    # From GPU_FORWARD_MIN_BYTES on, the CUDA program is the CPU's (the blocks in two conditionals).
+    # From config.blocked_gather_elements_gpu_forward_min_bytes on, the CUDA program is
+    # the CPU's (the blocks in two conditionals).
     x, i = jax.ShapeDtypeStruct((rows, 1024), jnp.float32), jax.ShapeDtypeStruct((rows, 1024), jnp.int32)
     fwd = jax.jit(lambda x, i: dmljax.gather_elements(x, i, 0, mode="clip"))
     gpu, cpu = (jax.export.export(fwd, platforms=[p])(x, i).mlir_module() for p in ("cuda", "cpu"))
     assert cpu.count("stablehlo.transpose") == 5
-    assert gpu.count("stablehlo.transpose") == (5 if rows * 1024 * 4 >= GPU_FORWARD_MIN_BYTES else 0)
+    assert gpu.count("stablehlo.transpose") == (
+        5 if rows * 1024 * 4 >= dmljax.config.blocked_gather_elements_gpu_forward_min_bytes else 0
+    )

@@ -13,9 +13,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from dmljax import make_state, normal, randint, random_generator, uniform
+from dmljax import config, make_state, normal, randint, random_generator, uniform
 from dmljax._random import philox
-from dmljax._random.philox import PHILOX_ROUNDS, SHORT_ROW
+from dmljax._random.philox import PHILOX_ROUNDS
 from tests import reference
 
 STATE = make_state(0x0DDBA11, counter=2**32 - 77)
@@ -25,7 +25,7 @@ SHAPES = {
     "whole blocks": (3, 8),
     "block per element, rows of 6": (6, 6),
     "block per element, 3-D": (2, 4, 7),
-    "shifted rows": (3, SHORT_ROW + 3),
+    "shifted rows": (3, config.philox_short_row + 3),
     "shifted rows of 63": (5, 63),
     "shifted rows, 3-D": (2, 3, 101),
     "block per element": (3, 5),

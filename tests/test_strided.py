@@ -9,9 +9,9 @@ import pytest
 from jax import export, lax
 from jax.test_util import check_grads
 
-from dmljax import TensorDesc, ValidationError, packed_strides, read_tensor, write_tensor
+from dmljax import TensorDesc, ValidationError, config, packed_strides, read_tensor, write_tensor
 from dmljax._buffers.layout import has_aliasing, plan_layout, plan_offsets
-from dmljax._buffers.transpose import TWO_PASS_MIN_BYTES, _inner_axis_out, _tiled, inner_axis_target
+from dmljax._buffers.transpose import _inner_axis_out, _tiled, inner_axis_target
 from tests import reference
 
 ABCDEF = np.array([ord(c) for c in "ABCDEF"], np.uint8)
@@ -258,7 +258,7 @@ def _opcodes(fn, *args) -> list[str]:
 
 _HAND_WRITTEN = [
     ("packed", (2, 16, 8, 32), None, lambda b: b.reshape(2, 16, 8, 32)),
-    (  # XLA CPU: 16-pixel tiles, fused into one loop below dmljax._buffers.transpose.TWO_PASS_MIN_BYTES
+    (  # XLA CPU: 16-pixel tiles, fused into one loop below config.tiled_transpose_two_pass_min_bytes
         "nhwc",
         (2, 16, 8, 32),
         "NHWC",
@@ -474,7 +474,7 @@ def _fusions(text: str) -> list[str]:
 def test_big_nhwc_read_compiles_to_two_passes_on_cpu(cpu):
     # Pass 1 inside a conditional (two identical branches, one tile-transposing fusion each),
     # pass 2 after it. If XLA ever folds the conditional or fuses across it, this fails.
-    assert _BIG_NHWC.element_count * 4 >= TWO_PASS_MIN_BYTES
+    assert _BIG_NHWC.element_count * 4 >= config.tiled_transpose_two_pass_min_bytes
     buffer = jax.ShapeDtypeStruct((_BIG_NHWC.element_count,), jnp.float32)
     text = jax.jit(lambda b: read_tensor(b, _BIG_NHWC)).lower(buffer).compile().as_text()
     assert text.count(" conditional(") == 1

@@ -4,8 +4,8 @@ XLA CPU emits ``transpose(x.reshape(a, p, c), (0, 2, 1))`` as one loop in output
 past the last-level cache every input line is fetched ``c`` times. Here: (1) transpose
 each ``(t, c)`` tile of ``t`` pixels (``t * itemsize = 64`` bytes) to ``(c, t)``, in cache;
 (2) move the resulting 64-byte rows to their channel's plane, streamed. Below
-`TWO_PASS_MIN_BYTES` XLA fuses both into one loop over the tiled output; from there on pass
-1 runs in a `lax.cond` on a predicate XLA cannot know (both branches the same function)
+``dmljax.config.tiled_transpose_two_pass_min_bytes`` XLA fuses both into one loop over the
+tiled output; from there on pass 1 runs in a `lax.cond` on a predicate XLA cannot know (both branches the same function)
 whose branches end in a reshape that merges the tile axes, which keeps the passes apart
 (`tests/test_strided.py` checks the compiled CPU HLO). 0.35-0.52x XLA's transpose at
 256 MiB.
@@ -25,13 +25,11 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from dmljax._core.config import config
 from dmljax._core.platform import one_device_shape, opaque_predicate
 
-__all__ = ["TWO_PASS_MIN_BYTES", "inner_axis_target", "transpose"]
+__all__ = ["inner_axis_target", "transpose"]
 
-# Smallest tensor (bytes) that takes two passes on XLA CPU: measured crossover between
-# 16 MiB (two passes 1.07-1.10x slower) and 32 MiB (2.1x faster); docs/design/tiled-transpose.md.
-TWO_PASS_MIN_BYTES = 2**25
 # Tile rows are one cache line: 64 bytes on x86-64 and most AArch64 cores.
 _LINE_BYTES = 64
 
@@ -68,7 +66,7 @@ def transpose(x: jax.Array, perm: tuple[int, ...]) -> jax.Array:
 
 def _tiles_apply(x: jax.Array, k: int) -> bool:
     dtype = x.dtype
-    if not one_device_shape(x.shape) or dtype == jnp.bool_ or jnp.iscomplexobj(x):
+    if not config.tiled_transpose or not one_device_shape(x.shape) or dtype == jnp.bool_ or jnp.iscomplexobj(x):
         return False
     tile = _LINE_BYTES // dtype.itemsize
     return x.shape[-1] > 1 and math.prod(x.shape[k:-1]) % tile == 0
@@ -89,7 +87,7 @@ def _plain(x: jax.Array, k: int) -> jax.Array:
     return lax.transpose(x, _inner_axis_perm(x.ndim, k))
 
 
-def _tiled(x: jax.Array, k: int, min_bytes: int = TWO_PASS_MIN_BYTES) -> jax.Array:
+def _tiled(x: jax.Array, k: int, min_bytes: int | None = None) -> jax.Array:
     """Pass 1: ``(t, c)`` tiles -> ``(c, t)``; pass 2: 64-byte rows to their planes.
 
     From ``min_bytes`` on, pass 1 runs in a conditional XLA cannot fold; below, XLA fuses
@@ -103,6 +101,8 @@ def _tiled(x: jax.Array, k: int, min_bytes: int = TWO_PASS_MIN_BYTES) -> jax.Arr
         v = v.reshape(outer, blocks, tile, channels).transpose(0, 1, 3, 2)
         return v.reshape(outer, blocks, channels * tile)
 
+    if min_bytes is None:
+        min_bytes = config.tiled_transpose_two_pass_min_bytes
     if x.size * x.dtype.itemsize >= min_bytes:
         tiled = lax.cond(opaque_predicate(x), tiles, tiles, x)
     else:

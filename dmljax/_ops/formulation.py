@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from dmljax._core.config import config
 from dmljax._core.platform import one_device_shape
 from dmljax._ops.indices import IndexMode
 
@@ -35,6 +36,8 @@ def use_flat(shape: tuple) -> bool:
       >>> use_flat((12,)), use_flat((2**16, 2**16))
       (False, False)
     """
+    if not config.flat_formulations:
+        return False
     return len(shape) >= 2 and one_device_shape(shape) and math.prod(shape) < FLAT_LIMIT
 
 

@@ -21,10 +21,11 @@ from collections.abc import Callable
 import jax
 from jax import lax
 
+from dmljax._core.config import config
 from dmljax._core.errors import fail
 from dmljax._core.platform import cpu_or_plain
 from dmljax._ops.formulation import use_flat
-from dmljax._ops.gather_blocked import GPU_FORWARD_MIN_BYTES, GPU_MIN_BYTES, blocked, use_blocked
+from dmljax._ops.gather_blocked import blocked, use_blocked
 from dmljax._ops.gather_grad import (
     flat_tangent,
     gather_flat_tangent,
@@ -198,11 +199,15 @@ def _gather_elements_impl(
         forward, tangent = take, take
         lax_take = functools.partial(_gather_elements_lax, mode=mode)
         blocks = functools.partial(blocked, lax_take, axis=axis)
+        gpu_forward, gpu_gradient = (
+            config.blocked_gather_elements_gpu_forward_min_bytes,
+            config.blocked_gather_elements_gpu_gradient_min_bytes,
+        )
         if use_blocked(data.shape, axis, data.dtype):  # both passes in column blocks (2x faster)
-            forward_off_cpu = blocks if use_blocked(data.shape, axis, data.dtype, GPU_FORWARD_MIN_BYTES) else take
+            forward_off_cpu = blocks if use_blocked(data.shape, axis, data.dtype, gpu_forward) else take
             forward = functools.partial(cpu_or_plain, blocks, forward_off_cpu)
             flat = functools.partial(blocked, functools.partial(flat_tangent, mode=mode), axis=axis)
-        if use_blocked(data.shape, axis, data.dtype, GPU_MIN_BYTES):  # off the CPU: the gradient (4x)
+        if use_blocked(data.shape, axis, data.dtype, gpu_gradient):  # off the CPU: the gradient (4x)
             tangent = functools.partial(blocks, apart=False)
         take = linear_in_data(forward, functools.partial(cpu_or_plain, flat, tangent))
     return take(data, index)

@@ -12,11 +12,14 @@ blocks physically blocked: the first writes them, the second gathers from them
 same order, the same bits.
 
 On XLA CPU (`lax.platform_dependent`; elsewhere the plain gather), with one device, for
-concrete shapes whose ``axis`` has at least `MIN_AXIS` entries and whose axes after
-``axis`` hold at least two whole blocks, from `BLOCKED_MIN_BYTES` of data: 0.40-0.44x
+concrete shapes whose ``axis`` has at least ``blocked_gather_elements_min_axis`` entries
+and whose axes after ``axis`` hold at least two whole blocks, from
+``blocked_gather_elements_min_bytes`` of data (options of `dmljax.config`): 0.40-0.44x
 ``take_along_axis``'s time at 256 MiB. Off the CPU the gradient's scatter-add runs in
-blocks between plain transposes from `GPU_MIN_BYTES`, the forward gather in the
-conditionals from `GPU_FORWARD_MIN_BYTES`. The result is the plain gather's, bit for bit.
+blocks between plain transposes from ``blocked_gather_elements_gpu_gradient_min_bytes``,
+the forward gather in the conditionals from
+``blocked_gather_elements_gpu_forward_min_bytes``. The result is the plain gather's, bit
+for bit.
 Under `jax.vmap` XLA folds the conditional away: right, not faster.
 Measurements and alternatives: docs/design/blocked-gather.md.
 """
@@ -30,23 +33,11 @@ import jax
 import numpy as np
 from jax import lax
 
+from dmljax._core.config import config
 from dmljax._core.platform import one_device_shape, opaque_predicate
 
-__all__ = ["BLOCKED_MIN_BYTES", "GPU_FORWARD_MIN_BYTES", "GPU_MIN_BYTES", "MIN_AXIS", "blocked", "use_blocked"]
+__all__ = ["blocked", "use_blocked"]
 
-# Smallest ``data`` (bytes) gathered in blocks: 0.70-0.72x at 16 MiB, 1.32x at 8 MiB
-# (docs/design/blocked-gather.md).
-BLOCKED_MIN_BYTES = 2**24
-# Off the CPU, the smallest ``data`` whose gradient (the scatter-add) runs in blocks between
-# plain transposes. H100, backward blocked / plain: 1.13 at 16 MiB, 0.73 at 32
-# (docs/design/blocked-gather.md).
-GPU_MIN_BYTES = 2**25
-# Off the CPU, the smallest ``data`` whose forward gather runs in blocks, inside the two
-# conditionals. H100, forward blocked / plain: 1.52 at 32 MiB, 0.86 at 64 (docs/design/blocked-gather.md).
-GPU_FORWARD_MIN_BYTES = 2**26
-# Shortest axis gathered in blocks: blocked / plain 1.26 at R = 16, 0.49 at R = 32
-# (32 MiB of float32; docs/design/blocked-gather.md).
-MIN_AXIS = 32
 # Bytes of one column block: 32 float32 (16 and 64 measured slower: docs/design/blocked-gather.md).
 _BLOCK_BYTES = 128
 
@@ -55,7 +46,7 @@ def _block(dtype: np.dtype) -> int:
     return max(1, _BLOCK_BYTES // np.dtype(dtype).itemsize)
 
 
-def use_blocked(shape: tuple, axis: int, dtype: jax.typing.DTypeLike, min_bytes: int = BLOCKED_MIN_BYTES) -> bool:
+def use_blocked(shape: tuple, axis: int, dtype: jax.typing.DTypeLike, min_bytes: int | None = None) -> bool:
     """Whether `blocked` applies to ``data`` of ``shape`` and ``dtype`` gathered along ``axis``.
 
     Examples:
@@ -66,8 +57,12 @@ def use_blocked(shape: tuple, axis: int, dtype: jax.typing.DTypeLike, min_bytes:
       >>> use_blocked((1, 8, 8192, 64), 1, np.float32)  # 16 MiB, but an axis of 8: streams, no blocks
       False
     """
-    if not one_device_shape(shape) or shape[axis] < MIN_AXIS:
+    if not config.blocked_gather_elements or not one_device_shape(shape):
         return False
+    if shape[axis] < config.blocked_gather_elements_min_axis:
+        return False
+    if min_bytes is None:
+        min_bytes = config.blocked_gather_elements_min_bytes
     dtype = np.dtype(dtype)
     inner, block, itemsize = math.prod(shape[axis + 1 :]), _block(dtype), dtype.itemsize
     return inner % block == 0 and inner >= 2 * block and math.prod(shape) * itemsize >= min_bytes
@@ -81,7 +76,7 @@ def blocked(
     ``take`` is the element-wise gather (any rank, any ``axis``); ``index`` holds normalised
     unsigned indices of ``data``'s shape except along ``axis``. ``apart``: the blocks are
     written and gathered inside two conditionals (XLA CPU); otherwise plain transposes
-    (XLA GPU, `GPU_MIN_BYTES`).
+    (XLA GPU, ``dmljax.config.blocked_gather_elements_gpu_gradient_min_bytes``).
     """
     outer, rows, inner = math.prod(data.shape[:axis]), data.shape[axis], math.prod(data.shape[axis + 1 :])
     block = _block(data.dtype)

@@ -30,14 +30,12 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from dmljax._core.config import config
 from dmljax._core.platform import concrete_shape
 from dmljax._ops.formulation import clamped, flat_positions, use_flat
 from dmljax._ops.indices import IndexMode, gather_in_mode
 
 __all__ = [
-    "GPU_FLAT_MAX_INNER",
-    "GPU_FLAT_BYTES_PER_INNER",
-    "ROWS_MAX_INNER",
     "flat_tangent",
     "gather_flat_tangent",
     "linear_in_data",
@@ -45,17 +43,6 @@ __all__ = [
     "use_gpu_flat",
     "use_rows",
 ]
-
-# `rows_tangent` is used when fewer than this many elements follow the gathered axis: at
-# 16 MiB the backward pass 5.6x faster for inner 1, equal for 4 (docs/design/gather-gradient.md).
-ROWS_MAX_INNER = 4
-
-# `gather_flat_tangent` is used on a CUDA GPU with fewer than `GPU_FLAT_MAX_INNER` elements
-# after the gathered axis and at least ``inner * GPU_FLAT_BYTES_PER_INNER`` bytes of
-# cotangent. H100, float32, flat / JAX's backward time: inner 1 0.90 at 16 MiB, 0.74 at 32;
-# inner 32 1.13-1.17 at 16-64 MiB (the sweep: docs/design/gather-gradient.md).
-GPU_FLAT_MAX_INNER = 32
-GPU_FLAT_BYTES_PER_INNER = 2**23
 
 
 def linear_in_data(primal: Callable, tangent: Callable) -> Callable:
@@ -80,7 +67,8 @@ def linear_in_data(primal: Callable, tangent: Callable) -> Callable:
 def use_rows(shape: tuple, axis: int) -> bool:
     """Whether `rows_tangent` beats JAX's own transpose for a gather along ``axis``."""
     inner = shape[axis + 1 :]
-    return axis > 0 and concrete_shape(inner) and math.prod(inner) < ROWS_MAX_INNER
+    limit = config.gather_rows_tangent_max_inner
+    return config.gather_rows_tangent and axis > 0 and concrete_shape(inner) and math.prod(inner) < limit
 
 
 def use_gpu_flat(data_shape: tuple, axis: int, out_shape: tuple, itemsize: int) -> bool:
@@ -96,11 +84,14 @@ def use_gpu_flat(data_shape: tuple, axis: int, out_shape: tuple, itemsize: int) 
       >>> use_gpu_flat((1024, 1024, 4), 1, (1024, 1024, 4), 4), use_gpu_flat((64, 1024), 0, (64, 1024), 4)
       (False, False)
     """
-    if not (use_flat(data_shape) and concrete_shape(out_shape)):
+    if not (config.gather_gpu_flat_tangent and use_flat(data_shape) and concrete_shape(out_shape)):
         return False
     inner = math.prod(data_shape[axis + 1 :])
     nbytes = math.prod(out_shape) * itemsize
-    return inner < GPU_FLAT_MAX_INNER and nbytes >= inner * GPU_FLAT_BYTES_PER_INNER
+    return (
+        inner < config.gather_gpu_flat_tangent_max_inner
+        and nbytes >= inner * config.gather_gpu_flat_tangent_bytes_per_inner
+    )
 
 
 def _take_leading(operand: jax.Array, index: jax.Array, mode: IndexMode) -> jax.Array:

@@ -34,6 +34,7 @@ from jax import lax
 from jax.experimental import checkify
 from jax.sharding import SingleDeviceSharding
 
+from dmljax._core.config import config
 from dmljax._core.dtypes import x64_enabled
 from dmljax._core.limits import UINT32_MAX
 from dmljax._ops.indices import IndexMode, IndexPolicy
@@ -141,7 +142,7 @@ def _index_range(indices: jax.Array) -> jax.Array:
     """``[min, max]`` of the indices in their own type (identity values when empty).
 
     One variadic reduction (min and max in one pass: on XLA CPU 4-5x faster than ``jnp.min``
-    and ``jnp.max``). On XLA CPU, large indices (`_TWO_STAGE_SIZE`) reduce in two stages:
+    and ``jnp.max``). On XLA CPU, large indices (``dmljax.config.index_check_two_stage_min_size``) reduce in two stages:
     along the last axis first (in parallel over the rows), then across the rows.
 
     Examples:
@@ -150,17 +151,12 @@ def _index_range(indices: jax.Array) -> jax.Array:
       >>> index_range(jnp.zeros((0,), jnp.uint32))
       Array([4294967295,          0], dtype=uint32)
     """
-    if indices.size >= _TWO_STAGE_SIZE and indices.ndim >= 2 and indices.shape[-1] >= _TWO_STAGE_ROW:
+    two_stage = indices.size >= config.index_check_two_stage_min_size and indices.ndim >= 2
+    if two_stage and indices.shape[-1] >= config.index_check_two_stage_min_row:
         found = lax.platform_dependent(indices, cpu=_two_stage, default=_one_stage)
     else:
         found = _one_stage(indices)
     return jnp.stack(found)
-
-
-# Two stages on XLA CPU from 2^21 indices with rows of at least 16: 0.26-0.41 ms against
-# 0.43-0.90 ms in one stage at 2^22, 2x slower at 2^18 (docs/design/index-checks.md).
-_TWO_STAGE_SIZE = 2**21
-_TWO_STAGE_ROW = 16
 
 
 def _min_max(low: jax.Array, high: jax.Array, dims: tuple[int, ...]) -> tuple[jax.Array, jax.Array]:
@@ -202,7 +198,7 @@ def dispatch_range(indices: jax.Array) -> jax.Array:
     sharding = indices.sharding
     if isinstance(sharding, SingleDeviceSharding):
         device: jax.Device = next(iter(sharding.device_set))
-        if device.platform == "gpu":
+        if device.platform == "gpu" and config.index_check_pinned_host:
             return _index_range_to_host(device)(indices)
     return index_range(indices)
 

@@ -37,6 +37,7 @@ from jax._src.interpreters import mlir as mlir_internal  # broadcast_in_dim of s
 from jax.interpreters import ad, batching, mlir
 from jaxlib.mlir.dialects import stablehlo
 
+from dmljax._core.config import config
 from dmljax._core.errors import fail
 from dmljax._core.platform import one_device_shape
 
@@ -257,9 +258,6 @@ def interleave(planes: Words) -> jax.Array:
 
 
 PerBlock = Callable[[Words], Words]
-# Unaligned rows shorter than this compute each element's block (`_per_element`); from 16
-# words on the block grid wins (2.7x faster at 63 words): docs/design/philox-layout.md.
-SHORT_ROW = 16
 
 
 def values_per_block(per_block: PerBlock) -> int:
@@ -304,7 +302,7 @@ def _rows_of_blocks(
     """`rows` on XLA CPU: each row's blocks computed once (in a reduce) and interleaved."""
     lead = first.shape
     v = values_per_block(per_block)
-    if not aligned and isinstance(length, int) and length < SHORT_ROW:
+    if not aligned and isinstance(length, int) and length < config.philox_short_row:
         return _per_element(counter, key, first, length, per_block)
     m = (length + v - 1) // v + (0 if aligned else 1)
     grid = (*lead, m)
@@ -396,7 +394,9 @@ def stream(counter: Words, key: Words, shape: Sequence[int], per_block: PerBlock
     """
     shape = tuple(shape)
     whole = functools.partial(tile, shape=shape, tile_shape=shape, offsets=(0,) * len(shape), per_block=per_block)
-    if len(shape) > 1 and one_device_shape(shape):  # off the CPU: one flat run of elements (`_flat`)
+    if (
+        config.philox_flat_rows and len(shape) > 1 and one_device_shape(shape)
+    ):  # off the CPU: one flat run of elements (`_flat`)
         flat = functools.partial(_flat, shape=shape, per_block=per_block)
         return lax.platform_dependent(counter, key, cpu=whole, default=flat)
     return whole(counter, key)

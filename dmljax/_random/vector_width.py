@@ -32,6 +32,8 @@ from typing import Any
 import jax
 from jax._src import core  # trace_state_clean: is this call the top level?
 
+from dmljax._core.config import config
+
 __all__ = ["WIDE_VECTORS", "applies", "call", "default_platform", "host_has_avx512", "twin_jit", "wide_jit"]
 
 # XLA CPU's DebugOptions field xla_cpu_prefer_vector_width (bits): docs/design/vector-width.md.
@@ -61,7 +63,7 @@ def applies(*args: Any) -> bool:
       >>> jax.jit(lambda x: jax.numpy.asarray(applies(x)))(1.0)  # inside a trace: never
       Array(False, dtype=bool)
     """
-    if not core.trace_state_clean() or not host_has_avx512():
+    if not config.cpu_wide_vectors or not core.trace_state_clean() or not host_has_avx512():
         return False
     devices: list[Any] = []
     for leaf in jax.tree.leaves(args):

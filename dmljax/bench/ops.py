@@ -24,7 +24,6 @@ import jax.numpy as jnp
 import numpy as np
 
 import dmljax
-from dmljax._ops.gather_blocked import BLOCKED_MIN_BYTES
 from dmljax.bench import _torch
 from dmljax.bench._harness import Case
 
@@ -90,7 +89,7 @@ def _gather_elements_cases(rng: np.random.Generator, x: np.ndarray, axis: int) -
     reference = "jnp"
     if axis == 0 and x.shape[1] % 32 == 0:
         ops["blocked"] = _blocked_take_rows
-        reference = "blocked" if x.nbytes >= BLOCKED_MIN_BYTES else "jnp"
+        reference = "blocked" if x.nbytes >= dmljax.config.blocked_gather_elements_min_bytes else "jnp"
     name = f"gather_elements axis={axis} {x.shape}"
     numpy_fn = lambda x, i: np.take_along_axis(x, i, axis)  # noqa: E731
     cases = _fwd_bwd("gather_elements", name, 3 * x.nbytes, (x, i), ops, numpy_fn, (0,), reference)

@@ -10,8 +10,8 @@ minimum buffer, which ends at the last element, 8 short of the last row's paddin
 then copies the output once more: `dmljax._buffers.strided`), and, forward only, on a buffer of
 whole rows (one pass). The NHWC read's reference is the fastest found at its size
 (`dmljax._buffers.transpose`): ``tiles16`` (16x16 tiles, then 64-byte rows, which XLA CPU fuses
-into one loop) below `TWO_PASS_MIN_BYTES`, ``two_pass`` (the same two steps kept apart by
-a conditional XLA cannot fold) from there on.
+into one loop) below ``dmljax.config.tiled_transpose_two_pass_min_bytes``, ``two_pass``
+(the same two steps kept apart by a conditional XLA cannot fold) from there on.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+import dmljax
 from dmljax._buffers.strided import read_tensor, write_tensor
 from dmljax._buffers.tensor_desc import TensorDesc, packed_strides
-from dmljax._buffers.transpose import TWO_PASS_MIN_BYTES
 from dmljax.bench import _torch
 from dmljax.bench._harness import Case
 
@@ -121,7 +121,7 @@ def cases(sizes_bytes: Sequence[int]) -> list[Case]:
                     ("tiles16", lambda b, s=sizes: _tiles16_nhwc_read(b, s)),
                     ("two_pass", lambda b, s=sizes: _two_pass_nhwc_read(b, s)),
                 ),
-                "two_pass" if count * 4 >= TWO_PASS_MIN_BYTES else "tiles16",
+                "two_pass" if count * 4 >= dmljax.config.tiled_transpose_two_pass_min_bytes else "tiles16",
             ),
             _backward_case(
                 "read_tensor",

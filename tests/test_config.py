@@ -1,0 +1,160 @@
+"""dmljax.config: the options' API, and every formulation forced on and off against the loop oracle.
+
+The per-platform formulations normally switch on from 16-64 MiB; with their thresholds at 0
+they run on the small arrays here, and with their switches off the plain formulations run.
+Either way each operator must compute what `tests/reference.py` computes, bit for bit
+(gradient cotangents are small integers, so sums are exact in any order).
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import dmljax
+from dmljax import TensorDesc, config, packed_strides
+from dmljax._core.config import OPTIONS, Config
+from tests import reference
+
+SWITCHES = [o.name for o in OPTIONS if isinstance(o.default, bool)]
+THRESHOLDS = [o.name for o in OPTIONS if not isinstance(o.default, bool)]
+SETTINGS = {
+    "defaults": {},
+    "every switch off": dict.fromkeys(SWITCHES, False),
+    # Every formulation at every size: minimums at 0, maximums beyond any array here.
+    "every formulation forced on": {
+        **dict.fromkeys(SWITCHES, True),
+        **{name: 2**40 if "max" in name else 0 for name in THRESHOLDS},
+    },
+    # Each switch off alone.
+    **{f"{name} off": {name: False} for name in SWITCHES},
+}
+
+
+def test_every_option_is_a_switch_or_a_threshold_with_help():
+    assert set(SWITCHES) | set(THRESHOLDS) == set(config.values())
+    for option in OPTIONS:
+        assert option.help and config.help(option.name).startswith(f"{option.name} (default {option.default!r}")
+
+
+def test_update_and_override_set_and_restore():
+    before = config.values()
+    with config.override(flat_formulations=False, philox_short_row=3):
+        assert (config.flat_formulations, config.philox_short_row) == (False, 3)
+    assert config.values() == before
+    config.update("philox_short_row", 5)
+    try:
+        assert config.philox_short_row == 5
+    finally:
+        config.update("philox_short_row", before["philox_short_row"])
+
+
+def test_update_retraces_functions_traced_before():
+    traced = []
+
+    @jax.jit
+    def f(x):
+        traced.append(config.flat_formulations)
+        return x + 1
+
+    f(1.0)
+    f(2.0)
+    with config.override(flat_formulations=False):
+        f(3.0)
+    f(4.0)
+    assert traced == [True, False, True]
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "error", "match"),
+    [
+        ("tiled_transpose", 1, TypeError, "tiled_transpose must be a bool; got tiled_transpose=1"),
+        ("philox_short_row", -1, TypeError, "philox_short_row must be an int >= 0; got philox_short_row=-1"),
+        ("philox_short_row", True, TypeError, "philox_short_row must be an int >= 0; got philox_short_row=True"),
+        ("no_such_option", True, AttributeError, "dmljax.config has no option 'no_such_option'"),
+    ],
+)
+def test_bad_updates_name_the_option_and_the_value(name, value, error, match):
+    with pytest.raises(error, match=match):
+        config.update(name, value)
+    with pytest.raises(error, match=match):
+        with config.override(**{name: value}):
+            pass
+
+
+def test_environment_variables_set_options_at_import():
+    environ = {"DMLJAX_FLAT_FORMULATIONS": "0", "DMLJAX_PHILOX_SHORT_ROW": "0x20", "OTHER": "x"}
+    values = Config(OPTIONS, environ).values()
+    assert values["flat_formulations"] is False and values["philox_short_row"] == 32
+    assert Config(OPTIONS, {"DMLJAX_TILED_TRANSPOSE": "true"}).tiled_transpose is True
+    with pytest.raises(ValueError, match="DMLJAX_TILED_TRANSPOSE must be a bool .*; got DMLJAX_TILED_TRANSPOSE='2'"):
+        Config(OPTIONS, {"DMLJAX_TILED_TRANSPOSE": "2"})
+    with pytest.raises(ValueError, match="DMLJAX_PHILOX_SHORT_ROW must be an int >= 0; got .*='-1'"):
+        Config(OPTIONS, {"DMLJAX_PHILOX_SHORT_ROW": "-1"})
+
+
+def test_a_switch_changes_the_compiled_program(cpu):
+    x, i = jnp.zeros((8, 16)), jnp.zeros((8, 16), jnp.int32)
+    lower = lambda: jax.jit(lambda x, i: dmljax.scatter(x, i, x, axis=1, mode="clip")).lower(x, i).as_text()  # noqa: E731
+    flat = lower()
+    with config.override(flat_formulations=False):
+        plain = lower()
+    assert flat != plain
+
+
+def cotangent_like(shape, rng):
+    return rng.integers(-4, 5, shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("setting", SETTINGS, ids=list(SETTINGS))
+def test_every_formulation_computes_what_the_oracle_computes(setting, cpu):
+    rng = np.random.default_rng(sorted(SETTINGS).index(setting))
+    with config.override(**SETTINGS[setting]):
+        # scatter along both axes, unique rows of indices
+        data = rng.standard_normal((6, 64)).astype(np.float32)
+        for axis in (0, 1):
+            index = np.argsort(rng.random(data.shape), axis=axis)[:4] if axis == 0 else rng.permutation(64)[None, :32]
+            index = np.broadcast_to(index, (4, 64) if axis == 0 else (6, 32)).copy()
+            updates = rng.standard_normal(index.shape).astype(np.float32)
+            got = dmljax.scatter(data, index, updates, axis=axis)
+            np.testing.assert_array_equal(got, reference.scatter(data, index, updates, axis))
+
+        # gather along axis 1 with little data after it (rows and flat gradients), and its gradient
+        data = rng.standard_normal((5, 40, 2)).astype(np.float32)
+        index = rng.integers(-40, 40, (7,))
+        got, vjp = jax.vjp(lambda d: dmljax.gather(d, index, axis=1), data)
+        np.testing.assert_array_equal(got, reference.gather(data, index, 1))
+        cot = cotangent_like(got.shape, rng)
+        np.testing.assert_array_equal(vjp(cot)[0], reference.gather_grad(data.shape, index, cot, 1))
+
+        # gather_elements along a leading axis whose columns fill whole blocks, and its gradient
+        data = rng.standard_normal((40, 64)).astype(np.float32)
+        index = rng.integers(0, 40, (40, 64))
+        got, vjp = jax.vjp(lambda d: dmljax.gather_elements(d, index, axis=0), data)
+        np.testing.assert_array_equal(got, reference.gather_elements(data, index, 0))
+        cot = cotangent_like(got.shape, rng)
+        np.testing.assert_array_equal(vjp(cot)[0], reference.gather_elements_grad(data.shape, index, cot, 0))
+
+        # an NHWC buffer read and written (the tiled transpose)
+        sizes = (2, 3, 4, 8)
+        strides = packed_strides(sizes, "NHWC")
+        desc = TensorDesc("float32", sizes, strides)
+        buffer = rng.standard_normal(desc.buffer_elements).astype(np.float32)
+        np.testing.assert_array_equal(dmljax.read_tensor(buffer, desc), reference.read_tensor(buffer, sizes, strides))
+        value = rng.standard_normal(sizes).astype(np.float32)
+        want = reference.write_tensor(buffer, sizes, strides, value)
+        np.testing.assert_array_equal(dmljax.write_tensor(buffer, desc, value), want)
+
+        # Philox rows that start inside a block, short and long
+        state = dmljax.make_state(7, counter=2**32 - 3)
+        for shape in ((3, 5), (2, 3, 7), (2, 21)):
+            bits, next_state = dmljax.random_generator(state, shape)
+            want_bits, want_state = reference.random_generator(np.asarray(state), shape)
+            np.testing.assert_array_equal(bits, want_bits)
+            np.testing.assert_array_equal(next_state, want_state)
+
+        # the eager range check, two stages or one
+        index = np.zeros((4, 32), np.int32)
+        index[2, 17] = 40
+        with pytest.raises(IndexError, match="40"):
+            dmljax.gather_elements(jnp.zeros((40, 32)), jnp.asarray(index), axis=0)
