@@ -88,9 +88,7 @@ OPTIONS = (
         True,
         "Element-wise gathers and scatters and their gradients index the flattened array at one-column "
         "flat positions on XLA CPU (1.5-5x faster), and gather's gradient on one CUDA GPU; off, the "
-        "column blocks of blocked_gather_elements are off too. "
-        + _NOTES
-        + "per-platform-formulations.md",
+        "column blocks of blocked_gather_elements are off too. " + _NOTES + "per-platform-formulations.md",
     ),
     Option(
         "blocked_gather_elements",

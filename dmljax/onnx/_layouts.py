@@ -1,11 +1,9 @@
 """ONNX lowerings of slice1, read_tensor and write_tensor: Slice, Reshape, Transpose, Pad.
 
-A strided layout is analysed here from its sizes and strides alone (the same facts
-DirectML's DML_BUFFER_TENSOR_DESC holds): after dropping size-1 and zero-stride
-dimensions and sorting the rest by stride, outermost first, a layout is *nested* when each
-stride covers the next dimension's extent. When each stride also divides the next outer
-one, the buffer's first ``n_0 * s_0`` elements reshape to one view whose leading corner
-holds the tensor: packed -> Reshape; permuted (NHWC) -> Reshape + Transpose; padded ->
+A strided layout is analysed by `dmljax._buffers.layout.plan_layout`, as `read_tensor`
+and `write_tensor` do: when it is nested and each stride divides the next outer one, the
+buffer's first ``n_0 * s_0`` elements reshape to one view whose leading corner holds the
+tensor: packed -> Reshape; permuted (NHWC) -> Reshape + Transpose; padded ->
 Reshape + Slice (Pad first when the buffer stops short of the last padding); zero strides
 -> Expand. Writes rebuild the view with Concat of the value and the buffer's padding.
 Other layouts (overlapping windows, unevenly padded) use one Gather (read) or
@@ -18,9 +16,9 @@ import dataclasses
 import math
 from typing import Any
 
-import numpy as np
 import onnx_ir as ir
 
+from dmljax._buffers.layout import element_offsets, plan_layout
 from dmljax.onnx._emit import INT64_MIN, Emitter
 
 __all__ = ["lower_read_tensor", "lower_slice1", "lower_write_tensor"]
@@ -62,26 +60,14 @@ class _View:
 
 
 def _view(sizes: tuple[int, ...], strides: tuple[int, ...]) -> _View | None:
-    live = [d for d in range(len(sizes)) if sizes[d] > 1 and strides[d] > 0]
-    order = tuple(sorted(live, key=lambda d: -strides[d]))
-    if not order:
+    """The one-reshape view of `dmljax._buffers.layout.plan_layout`, or None (a gather of offsets)."""
+    plan = plan_layout(sizes, strides)
+    if not plan.nested:
+        return None
+    if not plan.physical_dims:  # a single element, or every dimension broadcast
         return _View((), (1,), (1,))
-    phys_sizes, phys_strides = [sizes[d] for d in order], [strides[d] for d in order]
-    if any(outer < n * t for outer, n, t in zip(phys_strides, phys_sizes[1:], phys_strides[1:], strict=False)):
-        return None
-    inner = phys_strides + ([1] if phys_strides[-1] > 1 else [])
-    if any(outer % t for outer, t in zip(inner, inner[1:], strict=False)):
-        return None
-    shape = (phys_sizes[0],) + tuple(outer // t for outer, t in zip(inner, inner[1:], strict=False))
-    return _View(order, shape, tuple(phys_sizes) + ((1,) if phys_strides[-1] > 1 else ()))
-
-
-def _offsets(sizes: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
-    """Buffer offset of every logical element (int64, shape ``sizes``)."""
-    offsets = np.zeros((), np.int64)
-    for size, stride in zip(sizes, strides, strict=True):
-        offsets = offsets[..., None] + np.arange(size, dtype=np.int64) * stride
-    return offsets
+    shape = plan.view_shape
+    return None if shape is None else _View(plan.physical_dims, shape, plan.view_limits)
 
 
 def _fit(em: Emitter, flat: ir.Value, have: int, want: int, dtype: Any) -> ir.Value:
@@ -107,7 +93,7 @@ def lower_read_tensor(ctx: Any, eqn: Any) -> None:
     sizes, strides, length = desc.sizes, desc.strides, buffer_var.aval.shape[0]
     buffer, view = em.input(buffer_var, "buffer"), _view(desc.sizes, desc.strides)
     if view is None:
-        offsets = em.i64(_offsets(sizes, strides), "offsets")
+        offsets = em.i64(element_offsets(sizes, strides).reshape(sizes), "offsets")
         em.output(out, em.op("Gather", buffer, offsets, dtype=dtype, shape=sizes, axis=0))
         return
     x = _reshape(em, _fit(em, buffer, length, view.extent, dtype), (view.extent,), view.shape, dtype)
@@ -135,7 +121,7 @@ def lower_write_tensor(ctx: Any, eqn: Any) -> None:
     sizes, length = desc.sizes, buffer_var.aval.shape[0]
     buffer, value, view = em.input(buffer_var, "buffer"), em.input(value_var, "value"), _view(sizes, desc.strides)
     if view is None:
-        offsets = em.i64(_offsets(sizes, desc.strides).reshape(-1), "offsets")
+        offsets = em.i64(element_offsets(sizes, desc.strides), "offsets")
         flat = _reshape(em, value, sizes, (desc.element_count,), dtype)
         em.output(out, em.op("ScatterElements", buffer, offsets, flat, dtype=dtype, shape=(length,), axis=0))
         return
