@@ -79,6 +79,7 @@ def test_json_has_schema_version_sizes_and_spread(tmp_path, capsys):
     assert "malloc   glibc defaults" in out and "tensor 4 KiB, bytes moved" in out
 
 
+@pytest.mark.system
 def test_python_m_dmljax_discloses_the_malloc_rerun_and_fits_120_columns(tmp_path):
     path = tmp_path / "results.json"
     args = ["--sizes", "4K", "--rounds", "1", "--only", "slice1,random,compile_operator", "--json", str(path)]
@@ -104,6 +105,7 @@ def test_table_rows_fit_120_columns_at_the_largest_sizes(capsys):
     assert any("tensor 1 GiB, bytes moved 3 GiB" in line for line in lines)
 
 
+@pytest.mark.system
 def test_default_malloc_flag_keeps_the_process():
     cmd = [sys.executable, "-m", "dmljax", "--default-malloc", "--sizes", "4K", "--rounds", "1", "--only", "slice1"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)

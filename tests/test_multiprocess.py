@@ -17,6 +17,9 @@ import pytest
 import dmljax
 from tests import multiprocess_worker as worker
 
+# 2 processes; one worker runs the module's shared subprocess under pytest-xdist.
+pytestmark = [pytest.mark.system, pytest.mark.xdist_group("test_multiprocess")]
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TIMEOUT_S = 240
 

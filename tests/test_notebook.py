@@ -130,6 +130,10 @@ def committed():
     return nbformat.read(NOTEBOOK, as_version=4)
 
 
+# The fresh run is one kernel subprocess shared by the module's system tests: one xdist worker runs them.
+pytestmark = pytest.mark.xdist_group("test_notebook")
+
+
 @pytest.fixture(scope="module")
 def executed(committed):
     """A fresh top-to-bottom run of a copy, with the layout check injected; (notebook, printed text, seconds)."""
@@ -180,6 +184,7 @@ def test_committed_notebook_has_clean_metadata_and_no_machine_paths(committed):
 # --- a fresh run ---------------------------------------------------------------------------
 
 
+@pytest.mark.system
 def test_notebook_runs_top_to_bottom(executed):
     notebook, _, seconds = executed
     assert seconds < MAX_SECONDS
@@ -187,6 +192,7 @@ def test_notebook_runs_top_to_bottom(executed):
     assert not [o for o in outputs if o.output_type == "error" or o.get("name") == "stderr"]
 
 
+@pytest.mark.system
 def test_committed_outputs_match_a_fresh_run(committed, executed):
     """Cells tagged "exact" print only bit-exact facts: the committed text must be what a run prints now."""
     fresh = code_cells(executed[0])
@@ -196,6 +202,7 @@ def test_committed_outputs_match_a_fresh_run(committed, executed):
         assert texts(code_cells(committed)[i]) == texts(fresh[i]), i
 
 
+@pytest.mark.system
 def test_every_figure_passes_the_layout_check(executed):
     notebook, _, _ = executed
     # The kernel may split one printed line over two stream outputs: join a cell's first.

@@ -7,6 +7,9 @@ import pytest
 
 from tests.multidevice import run_json
 
+# 8 host devices in a subprocess; one worker runs the module's shared subprocess under pytest-xdist.
+pytestmark = [pytest.mark.system, pytest.mark.xdist_group("test_strided_sharding")]
+
 # (sizes, strides, buffer length): the batch dimension is outermost in the buffer and each
 # device's shard of the flat buffer holds whole batch rows.
 CASES = [
@@ -62,8 +65,10 @@ def sharded_results():
     return run_json(SCRIPT, json.dumps(CASES))
 
 
+@pytest.mark.hlo
 @pytest.mark.parametrize("case", range(len(CASES)), ids=[f"{s}-{t}" for s, t, _ in CASES])
 def test_batch_sharded_offsets_path_stays_local(sharded_results, case):
+    """If this fails: docs/design/strided-lowering.md (the offsets path and why it stays per shard)."""
     result = sharded_results[case]
     assert result["devices"] == 8 and result["read_shards"] == 8
     assert result["same_read"] and result["same_write"]
