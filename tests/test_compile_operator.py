@@ -245,7 +245,9 @@ def test_random_layouts_match_the_array_api(seed):
 # --- jit, vmap, grad, 64-bit, index behaviour, errors ------------------------------------------
 
 
+@pytest.mark.hlo
 def test_compiled_operator_is_jitted_and_vmaps():
+    """If this fails: docs/design/strided-lowering.md (slice1 is slices and a reverse, never a gather)."""
     source, output = TensorDesc("float32", (4, 4)), TensorDesc("float32", (2, 2))
     op = compile_operator(Slice1OperatorDesc(source, output, (0, 1), (4, 3), (-2, 2)))
     assert op.__name__ == "Slice1OperatorDesc"
@@ -304,7 +306,9 @@ def test_call_errors_name_the_struct_and_buffer():
         op(x, i)
 
 
+@pytest.mark.hlo
 def test_operator_inputs_read_with_the_fused_transpose_not_the_read_tensor_tiles(cpu):
+    """If this fails: docs/design/tiled-transpose.md (when the tiled passes pay, when the fused transpose does)."""
     # 32 MiB of NHWC data with 8 channels: read_tensor alone transposes it in two tiled passes
     # (a conditional); GatherElements reads through XLA's fused transpose instead (2x faster).
     sizes = (1, 8, 16384, 64)

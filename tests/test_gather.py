@@ -404,7 +404,9 @@ def _long_case(rng, mode_range):
     return data, index
 
 
+@pytest.mark.hlo
 def test_long_axis_gather_elements_compiles_to_blocks_on_cpu(cpu):
+    """If this fails: docs/design/blocked-gather.md (the block layout and when it is used)."""
     assert use_blocked(_LONG, 0, np.float32) and not use_blocked((2048, 1024), 0, np.float32)
     spec = (jax.ShapeDtypeStruct(_LONG, jnp.float32), jax.ShapeDtypeStruct(_LONG, jnp.int32))
     entry = jax.jit(lambda x, i: dmljax.gather_elements(x, i, 0)).lower(*spec).compile().as_text().split("ENTRY")[1]
@@ -415,7 +417,9 @@ def test_long_axis_gather_elements_compiles_to_blocks_on_cpu(cpu):
     assert "conditional(" not in jax.jit(lambda x, i: dmljax.gather_elements(x, i, 0)).lower(*small).compile().as_text()
 
 
+@pytest.mark.hlo
 def test_short_axis_gather_elements_of_16_mib_stays_one_plain_gather_on_cpu(cpu):
+    """If this fails: docs/design/blocked-gather.md (the size and axis-length thresholds)."""
     # An axis of 8 (channels): the plain gather streams; blocks cost 2.4x (compile_operator's NHWC case).
     shape = (1, 8, 8192, 64)
     spec = (jax.ShapeDtypeStruct(shape, jnp.float32), jax.ShapeDtypeStruct(shape, jnp.uint32))
@@ -425,7 +429,9 @@ def test_short_axis_gather_elements_of_16_mib_stays_one_plain_gather_on_cpu(cpu)
     assert "conditional(" not in text and text.count(" gather(") == 1
 
 
+@pytest.mark.hlo
 def test_long_axis_gather_elements_is_one_plain_gather_for_gpus():
+    """If this fails: docs/design/blocked-gather.md (GPUs keep the plain gather below their threshold)."""
     spec = (jax.ShapeDtypeStruct(_LONG, jnp.float32), jax.ShapeDtypeStruct(_LONG, jnp.int32))
     fn = jax.jit(lambda x, i: dmljax.gather_elements(x, i, 0))
     assert "stablehlo.transpose" not in jax.export.export(fn, platforms=["cuda"])(*spec).mlir_module()
@@ -505,8 +511,10 @@ def test_off_cpu_blocked_tangent_transposes_to_the_plain_scatter_add(mode):
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.hlo
 @pytest.mark.parametrize(("rows", "transposes"), [(4096, 0), (8192, 3)], ids=["16 MiB", "32 MiB"])
 def test_gpu_gradient_of_a_long_axis_runs_in_blocks_from_32_mib(rows, transposes):
+    """If this fails: docs/design/blocked-gather.md (the GPU gradient's block threshold)."""
     # Exported for CUDA (lowered here without a GPU): from GPU_MIN_BYTES on, the cotangent, the
     # indices and the result go through the block layout; below it, the plain scatter-add.
     x, i = jax.ShapeDtypeStruct((rows, 1024), jnp.float32), jax.ShapeDtypeStruct((rows, 1024), jnp.int32)
@@ -532,6 +540,7 @@ def test_gpu_flat_gather_tangent_is_the_gather_and_transposes_to_the_oracle(shap
     np.testing.assert_array_equal(got, reference.gather_grad(shape, indices, cotangent, axis, mode))
 
 
+@pytest.mark.hlo
 @pytest.mark.parametrize(
     ("shape", "flat"),
     [((2048, 1024), True), ((1024, 1024), False), ((2048, 1024, 4), True), ((1024, 1024, 4), False)]
@@ -539,6 +548,7 @@ def test_gpu_flat_gather_tangent_is_the_gather_and_transposes_to_the_oracle(shap
     ids=["8 MiB", "4 MiB", "inner 4 32 MiB", "inner 4 16 MiB", "inner 16 128 MiB", "inner 16 64 MiB", "inner 32 1 GiB"],
 )
 def test_gpu_gradient_along_a_short_inner_axis_is_one_flat_scatter_add(shape, flat):
+    """If this fails: docs/design/gather-gradient.md (the flat scatter-add on GPUs and its threshold)."""
     # Exported for CUDA (lowered here without a GPU): from inner * 8 MiB of cotangent on, with
     # fewer than 32 elements after the axis, the gradient is one 1-D scatter-add (H100: up to
     # 4.7x faster); the CPU keeps its rows tangent.
@@ -551,7 +561,9 @@ def test_gpu_gradient_along_a_short_inner_axis_is_one_flat_scatter_add(shape, fl
     assert one_d not in cpu
 
 
+@pytest.mark.hlo
 def test_gpu_gradient_with_a_symbolic_index_size_keeps_jax_transpose():
+    """If this fails: docs/design/gather-gradient.md (symbolic sizes keep JAX's transpose)."""
     # jax.export with a symbolic number of indices: the cotangent's size is unknown, so the
     # CUDA program keeps JAX's scatter-add (the size rule must not compare symbolic sizes).
     (b,) = jax.export.symbolic_shape("b")
@@ -561,8 +573,10 @@ def test_gpu_gradient_with_a_symbolic_index_size_keeps_jax_transpose():
     assert "update_window_dims = [0], inserted_window_dims = [1]" in gpu
 
 
+@pytest.mark.hlo
 @pytest.mark.parametrize("rows", [8192, 16384], ids=["32 MiB", "64 MiB"])
 def test_gpu_forward_of_a_long_axis_runs_in_blocks_from_64_mib(rows):
+    """If this fails: docs/design/blocked-gather.md (the GPU forward's block threshold)."""
     # From GPU_FORWARD_MIN_BYTES on, the CUDA program is the CPU's (the blocks in two conditionals).
     x, i = jax.ShapeDtypeStruct((rows, 1024), jnp.float32), jax.ShapeDtypeStruct((rows, 1024), jnp.int32)
     fwd = jax.jit(lambda x, i: dmljax.gather_elements(x, i, 0, mode="clip"))

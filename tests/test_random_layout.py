@@ -105,15 +105,19 @@ def compiled_ops(fn, op: str, dtype: str) -> int:
     return len(re.findall(rf"= {dtype}\[[\d,]*\]\S* {op}\(", hlo))
 
 
+@pytest.mark.hlo
 @pytest.mark.parametrize("shape", COMPILED_SHAPES.values(), ids=COMPILED_SHAPES.keys())
 def test_compiled_rounds_run_once_per_block(shape, cpu):
+    """If this fails: docs/design/philox-layout.md (one Philox block computed once for its four words)."""
     # Ten rounds of two widening multiplies, in one reduce: not repeated for each word of a block.
     for fn in (lambda s: random_generator(s, shape)[0], lambda s: uniform(s, shape)[0]):
         assert compiled_ops(fn, "multiply", "u64") == 2 * PHILOX_ROUNDS
 
 
+@pytest.mark.hlo
 @pytest.mark.parametrize("shape", COMPILED_SHAPES.values(), ids=COMPILED_SHAPES.keys())
 def test_compiled_box_muller_runs_once_per_pair(shape, cpu):
+    """If this fails: docs/design/philox-layout.md (Box-Muller once per pair inside the block reduce)."""
     # Two Box-Muller pairs a block, inside the reduce: a select among candidates must not recompute them.
     fn = lambda s: normal(s, shape)[0]  # noqa: E731
     assert compiled_ops(fn, "multiply", "u64") == 2 * PHILOX_ROUNDS
@@ -167,8 +171,10 @@ def lowered(fn, platform: str) -> str:
     return jax.export.export(jax.jit(fn), platforms=[platform])(STATE).mlir_module()
 
 
+@pytest.mark.hlo
 @pytest.mark.parametrize("shape", COMPILED_SHAPES.values(), ids=COMPILED_SHAPES.keys())
 def test_gpu_program_has_no_block_reduce(shape):
+    """If this fails: docs/design/philox-layout.md (why GPUs take the per-element branch)."""
     # Exported for CUDA (lowered here without a GPU): only the per-element branch is kept. On the
     # GPU the reduce of the CPU layout ran 6.6-13.9x JAX's philox4x32 time (module docstring).
     for fn in (lambda s: random_generator(s, shape)[0], lambda s: normal(s, shape)[0]):

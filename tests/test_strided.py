@@ -149,6 +149,7 @@ def test_64bit_types_without_x64_say_how_to_enable():
 # --- the cheap lowering is what runs ----------------------------------------------------
 
 
+@pytest.mark.hlo
 @pytest.mark.parametrize(
     ("sizes", "strides", "nested"),
     [
@@ -160,6 +161,7 @@ def test_64bit_types_without_x64_say_how_to_enable():
     ],
 )
 def test_layouts_lower_without_gather_when_nested(sizes, strides, nested):
+    """If this fails: docs/design/strided-lowering.md (nested layouts are slices and reshapes, others a gather)."""
     desc = TensorDesc("float32", sizes, strides=strides)
     assert plan_layout(desc.sizes, desc.strides).nested is nested
     buffer = jnp.zeros(desc.min_buffer_elements, jnp.float32)
@@ -274,8 +276,10 @@ _HAND_WRITTEN = [
 ]
 
 
+@pytest.mark.hlo
 @pytest.mark.parametrize(("name", "sizes", "layout", "hand_written"), _HAND_WRITTEN, ids=[c[0] for c in _HAND_WRITTEN])
 def test_read_compiles_to_the_hand_written_ops(name, sizes, layout, hand_written, cpu):
+    """If this fails: docs/design/strided-lowering.md (each layout's hand-written equivalent)."""
     strides = packed_strides(sizes, layout) if isinstance(layout, str) else layout
     desc = TensorDesc("float32", sizes, strides=strides)
     buffer = jnp.zeros(desc.min_buffer_elements, jnp.float32)
@@ -434,7 +438,9 @@ def _concat_padded_write(buffer, value):
     return rows.reshape(-1)[: buffer.shape[0]]
 
 
+@pytest.mark.hlo
 def test_padded_write_compiles_to_one_concatenate(cpu):
+    """If this fails: docs/design/strided-lowering.md (a padded write is one concatenate)."""
     desc = TensorDesc("float32", (2, 16, 8, 32), strides=(16 * 8 * 40, 8 * 40, 40, 1))
     buffer = jnp.zeros(desc.min_buffer_elements, jnp.float32)
     value = jnp.ones(desc.sizes, jnp.float32)
@@ -471,7 +477,9 @@ def _fusions(text: str) -> list[str]:
     return [line for line in text.splitlines() if " fusion(" in line]
 
 
+@pytest.mark.hlo
 def test_big_nhwc_read_compiles_to_two_passes_on_cpu(cpu):
+    """If this fails: docs/design/tiled-transpose.md (the two passes and the conditional that keeps them apart)."""
     # Pass 1 inside a conditional (two identical branches, one tile-transposing fusion each),
     # pass 2 after it. If XLA ever folds the conditional or fuses across it, this fails.
     assert _BIG_NHWC.element_count * 4 >= TWO_PASS_MIN_BYTES
@@ -498,9 +506,11 @@ def test_big_nhwc_read_bits_and_gradient():
     np.testing.assert_array_equal(grad, cotangent.transpose(0, 2, 3, 1).reshape(-1))
 
 
+@pytest.mark.hlo
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "int8", "uint16", "float32", "int32"])
 @pytest.mark.parametrize("k", [0, 1])
 def test_two_pass_transpose_is_bit_exact_for_every_width(dtype, k):
+    """If this fails: docs/design/tiled-transpose.md (the two passes and the conditional that keeps them apart)."""
     # min_bytes=0 forces the conditional on a small tensor; the batch axes stay outside.
     np_dtype = np.dtype(jnp.dtype(dtype))
     shape = (3, 2, 8, 64 // np_dtype.itemsize, 5)  # 8 tiles of 64 bytes per batch row
@@ -528,7 +538,9 @@ def test_two_pass_transpose_under_vmap_and_jvp():
         check_grads(lambda v: _inner_axis_out(v, 1), (wide,), order=2, modes=("fwd", "rev"))
 
 
+@pytest.mark.hlo
 def test_big_nhwc_read_is_one_plain_transpose_for_gpus():
+    """If this fails: docs/design/tiled-transpose.md (GPUs keep the plain transpose)."""
     # Exported for CUDA (lowered here without a GPU), only the default branch is kept.
     buffer = jax.ShapeDtypeStruct((_BIG_NHWC.element_count,), jnp.float32)
     read = jax.jit(lambda b: read_tensor(b, _BIG_NHWC))
