@@ -175,13 +175,16 @@ def _assert_computes_what_dmljax_computes(case: Case, name: str) -> None:
 
 def test_torch_contenders_compute_what_dmljax_computes():
     pytest.importorskip("torch")
-    checked = []
+    checked, want = [], []
     for module_name in ("dmljax.bench.ops", "dmljax.bench.strided"):
         for case in importlib.import_module(module_name).cases([8192]):
             if _torch.NAME in case.contenders:
                 _assert_computes_what_dmljax_computes(case, _torch.NAME)
                 checked.append(case.name)
-    assert len(checked) == 21  # 6 array operations (gathers along both axes), fwd and bwd; 9 layouts
+            # torch contends in every array operation, forward and backward, and every layout's forward read or write
+            if module_name == "dmljax.bench.ops" or not case.name.endswith(" bwd"):
+                want.append(case.name)
+    assert checked == want
 
 
 def test_every_layout_contender_computes_what_dmljax_computes():
@@ -213,11 +216,12 @@ def test_pipelined_rounds_wait_once_a_round_and_per_call_rounds_each_call(pipeli
     calls, waits = [], []
     monkeypatch.setattr(_harness, "block", lambda value: waits.append(value) or value)
     case = Case("g", "op", 8, {"a": lambda: calls.append(time.sleep(0.001)) or len(calls)}, "a")
-    result = _harness.run_case(case, rounds=3, min_round_s=0.01, pipelined=pipelined)
-    assert len(result.samples_s["a"]) == 3
+    rounds = 3
+    result = _harness.run_case(case, rounds=rounds, min_round_s=0.01, pipelined=pipelined)
+    assert len(result.samples_s["a"]) == rounds
     timed_calls, timed_waits = len(calls) - 2, len(waits) - 2  # after the compile and calibration calls
     assert timed_calls >= 6  # several calls a round (1 ms each, 10 ms a round)
-    assert timed_waits == (3 if pipelined else timed_calls)
+    assert timed_waits == (rounds if pipelined else timed_calls)
     assert _harness.pipelined_default() == (jax.default_backend() != "cpu")
 
 
