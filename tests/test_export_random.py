@@ -1,4 +1,4 @@
-"""jax.export of the Philox functions (issue #13): symbolic batch sizes, serialisation round trips.
+"""jax.export of the Philox functions: symbolic batch sizes, serialisation round trips.
 
 Each function is exported (with a symbolic leading size where the shape comes from an
 argument), serialised, deserialised and called: the result must equal the direct call.

@@ -1,4 +1,4 @@
-"""gather (ONNX Gather, seed 004) and gather_elements (DML_GATHER_ELEMENTS)."""
+"""gather (ONNX Gather, DML_GATHER) and gather_elements (DML_GATHER_ELEMENTS)."""
 
 import functools
 
@@ -34,7 +34,8 @@ def random_data(rng, shape, dtype):
     return values.astype(jnp.dtype(dtype))
 
 
-# ----- seed 004 (ONNX Gather) and DirectML's GATHER_ELEMENTS page -----------------------
+# ----- the examples of https://onnx.ai/onnx/operators/onnx__Gather.html
+# and of https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_gather_elements_operator_desc
 
 SEED_DATA_0 = np.array([[1.0, 1.2], [2.3, 3.4], [4.5, 5.7]], np.float32)
 SEED_DATA_1 = np.array([[1.0, 1.2, 1.9], [2.3, 3.4, 3.9], [4.5, 5.7, 5.9]], np.float32)
@@ -392,7 +393,7 @@ def test_gather_elements_support_table():
     assert DataType.UINT64 in support_at(GATHER_ELEMENTS_SUPPORT, FeatureLevel.FL_5_0).data_types
 
 
-# --- gather_elements along a long outer axis: column blocks on XLA CPU (issue #12) ------------
+# --- gather_elements along a long outer axis: column blocks on XLA CPU -----------------------
 
 _LONG = (4096, 1024)  # float32: 16 MiB, the smallest blocked size
 

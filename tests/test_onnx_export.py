@@ -319,7 +319,7 @@ def test_opset_13_and_a_jitted_inner_function():
 
 
 def test_jax_still_works_after_an_export():
-    """jax2onnx's patches of jax.numpy must not end up in dmljax's jit caches (the issue's second bug)."""
+    """jax2onnx's patches of jax.numpy must not end up in dmljax's jit caches (an export once left them there)."""
     rng = np.random.default_rng(20)
     data, indices = table(rng, 3, 4), np.array([[0, 2, 1, 0]], np.int32)
     dmljax.onnx.export(lambda d, i: dmljax.gather(d, i, axis=0), data, indices)

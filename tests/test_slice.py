@@ -1,4 +1,4 @@
-"""slice1 (DML_SLICE1): seed 001, loop oracle, lowering, transforms, errors."""
+"""slice1 (DML_SLICE1): the page's examples, loop oracle, lowering, transforms, errors."""
 
 import jax
 import jax.numpy as jnp

@@ -1,4 +1,7 @@
-"""read_tensor / write_tensor against seed 002's examples and the NumPy loop oracle."""
+"""read_tensor / write_tensor against the strides page's examples and the NumPy loop oracle.
+
+The page: https://learn.microsoft.com/en-us/windows/ai/directml/dml-strides
+"""
 
 import time
 
@@ -21,14 +24,14 @@ def letters(array) -> str:
     return "".join(chr(int(v)) for v in np.asarray(array).reshape(-1))
 
 
-# --- seed 002 --------------------------------------------------------------------------
+# --- the strides page's examples -------------------------------------------------------
 
 
-def test_seed002_row_major_hw():
+def test_strides_page_row_major_hw():
     assert letters(read_tensor(ABCDEF, TensorDesc("uint8", (2, 3)))) == "ABCDEF"
 
 
-def test_seed002_column_major_wh():
+def test_strides_page_column_major_wh():
     # Buffer A D B E C F holds the logical 2x3 tensor ABC/DEF with strides {1, 2}.
     buffer = np.array([ord(c) for c in "ADBECF"], np.uint8)
     assert letters(read_tensor(buffer, TensorDesc("uint8", (2, 3), strides=(1, 2)))) == "ABCDEF"
@@ -37,18 +40,18 @@ def test_seed002_column_major_wh():
     assert letters(written) == "ADBECF"
 
 
-def test_seed002_dhw_element_h():
+def test_strides_page_dhw_element_h():
     buffer = np.array([ord(c) for c in "ABCDEFGHIJKL"], np.uint8)
     tensor = read_tensor(buffer, TensorDesc("uint8", (2, 2, 3)))
     assert chr(int(tensor[1, 0, 1])) == "H"
 
 
-def test_seed002_broadcast_rows():
+def test_strides_page_broadcast_rows():
     out = read_tensor(ABCDEF[:3], TensorDesc("uint8", (2, 3), strides=(0, 1)))
     assert letters(out) == "ABCABC"
 
 
-def test_seed002_padded_rows():
+def test_strides_page_padded_rows():
     buffer = np.array([ord(c) for c in "ABCxxDEFxx"], np.uint8)
     assert letters(read_tensor(buffer, TensorDesc("uint8", (2, 3), strides=(5, 1)))) == "ABCDEF"
     # The buffer may stop right after the last element (8 elements, not 10).
@@ -59,7 +62,7 @@ def test_seed002_padded_rows():
     assert letters(written) == "ABCxxDEFxx"
 
 
-def test_seed002_nhwc_3x5():
+def test_strides_page_nhwc_3x5():
     # Logical NCHW {1, 1, 3, 5} stored NHWC: strides {15, 1, 5, 1}.
     values = np.arange(15, dtype=np.float32)
     desc = TensorDesc("float32", (1, 1, 3, 5), strides=packed_strides((1, 1, 3, 5), "NHWC"))
@@ -286,7 +289,7 @@ def test_read_compiles_to_the_hand_written_ops(name, sizes, layout, hand_written
     assert _opcodes(lambda b: read_tensor(b, desc), buffer) == _opcodes(hand_written, buffer)
 
 
-# --- offsets past 2**31 (issue #11) ---------------------------------------------------------
+# --- offsets past 2**31 -------------------------------------------------------------------
 
 # Interleaved: no dimension's stride reaches past the other's extent, so both stay in the
 # offsets core; the largest offset is 3 * 2**30 + 1, inside [2**31, 2**32).
@@ -383,7 +386,7 @@ def test_split_layouts_read_and_write_match_oracle(sizes, strides):
             np.testing.assert_array_equal(write_tensor(buffer, desc, value), expected)
 
 
-# --- aliasing (issue #11) --------------------------------------------------------------------
+# --- aliasing ------------------------------------------------------------------------------
 
 
 def test_has_aliasing_matches_brute_force():
@@ -411,7 +414,7 @@ def test_aliasing_of_16m_interleaved_elements_is_fast(sizes, strides, aliases):
     assert time.perf_counter() - start < 5.0
 
 
-# --- jax.export (issue #13) ---------------------------------------------------------------
+# --- jax.export -------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("strides", [None, (1, 2), (5, 1), (1, 1), (0, 1)], ids=str)
@@ -432,7 +435,7 @@ def test_export_serialises_and_runs(strides):
 
 
 def _concat_padded_write(buffer, value):
-    """The fastest padded-row write found (issue #12): value rows next to the buffer's pad columns."""
+    """The fastest padded-row write found: value rows next to the buffer's pad columns."""
     full = jnp.pad(buffer, (0, 8)).reshape(2, 16, 8, 40)
     rows = jnp.concatenate([value, full[..., 32:]], axis=3)
     return rows.reshape(-1)[: buffer.shape[0]]
@@ -468,7 +471,7 @@ def test_split_offsets_path_under_grad_and_vmap(length):
     np.testing.assert_array_equal(read_tensor(buffer, desc), expected)
 
 
-# --- NHWC -> NCHW in two passes on XLA CPU (issue #12) ----------------------------------------
+# --- NHWC -> NCHW in two passes on XLA CPU --------------------------------------------------
 
 _BIG_NHWC = TensorDesc("float32", (1, 16, 2048, 256), packed_strides((1, 16, 2048, 256), "NHWC"))  # 32 MiB
 

@@ -1,4 +1,4 @@
-"""Batch-sharded strided buffers (issue #10): 8 host devices in a subprocess, no collectives, same bits."""
+"""Batch-sharded strided buffers : 8 host devices in a subprocess, no collectives, same bits."""
 
 import json
 import textwrap
