@@ -262,6 +262,7 @@ def test_compiled_operator_is_jitted_and_vmaps():
         np.testing.assert_array_equal(batched[b], np.asarray(expected).ravel())
 
 
+@pytest.mark.slow
 def test_gradients_flow_through_buffers(x64):
     data = TensorDesc("float64", (2, 3), strides=(4, 1))  # padded: the gap gets a zero gradient
     index, updates = TensorDesc("int64", (1, 3)), TensorDesc("float64", (1, 3), strides=(0, 1))

@@ -201,6 +201,7 @@ def test_vmap_matches_loop():
     np.testing.assert_array_equal(out, np.stack(loop))
 
 
+@pytest.mark.slow
 def test_gradients_are_exact_scatter_adds():
     data = jnp.arange(6.0).reshape(2, 3)
     cotangent = jnp.array([[1.0, 2.0, 4.0, 8.0], [16.0, 32.0, 64.0, 128.0]])
@@ -211,6 +212,7 @@ def test_gradients_are_exact_scatter_adds():
     np.testing.assert_array_equal(grad, [[4.0] * 3, [3.0] * 3])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("op", [dmljax.gather, dmljax.gather_elements])
 def test_check_grads_first_and_second_order(op):
     rng = np.random.default_rng(4)
@@ -282,6 +284,7 @@ def test_jvp_is_the_op_applied_to_the_tangent(op, shape, axis, mode):
     np.testing.assert_array_equal(out_dot, fun(tangent))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["clip", "fill"])
 @pytest.mark.parametrize(
     ("op", "shape", "axis"), [(dmljax.gather, (2, 3, 2), 1), (dmljax.gather_elements, (3, 2, 2), 0)]
@@ -294,6 +297,7 @@ def test_check_grads_second_order_custom_tangents(op, shape, axis, mode):
     check_grads(lambda d: op(d, indices, axis, mode=mode), (data,), order=2, modes=("fwd", "rev"), eps=1e-2)
 
 
+@pytest.mark.slow
 def test_vmap_of_grad_matches_loop():
     rng = np.random.default_rng(8)
     data = random_data(rng, (4, 3, 5), "float32")
@@ -311,6 +315,7 @@ def test_vmap_of_grad_matches_loop():
         np.testing.assert_allclose(jax.vmap(grad, in_axes=(None, 0))(data[0], idx), loop, rtol=1e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index_dtype", ["int64", "uint64"])
 def test_grads_under_x64(x64, index_dtype):
     rng = np.random.default_rng(9)
@@ -439,6 +444,7 @@ def test_long_axis_gather_elements_is_one_plain_gather_for_gpus():
     assert "stablehlo.transpose" in jax.export.export(fn, platforms=["cpu"])(*spec).mlir_module()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["clip", "fill"])
 def test_long_axis_gather_elements_bits_and_gradient(mode):
     rng = np.random.default_rng(12)
@@ -474,6 +480,7 @@ def test_blocked_gather_matches_the_plain_gather(dtype, shape, axis, count, apar
     assert out.shape == index_shape
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", [IndexMode.CLIP, IndexMode.FILL])
 def test_blocked_tangent_transposes_to_the_flat_scatter_add_bit_for_bit(mode, cpu):
     # Repeated indices and float cotangents: the blocked scatter-add must add in the flat one's order
@@ -524,6 +531,7 @@ def test_gpu_gradient_of_a_long_axis_runs_in_blocks_from_32_mib(rows, transposes
     assert gpu.count("stablehlo.transpose") == transposes  # the CPU's conditionals hold 5
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["clip", "fill"])
 @pytest.mark.parametrize(("shape", "axis", "index_shape"), GRAD_CASES)
 def test_gpu_flat_gather_tangent_is_the_gather_and_transposes_to_the_oracle(shape, axis, index_shape, mode):

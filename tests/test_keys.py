@@ -154,6 +154,7 @@ def test_split_and_fold_in_match_oracle(seed, counter):
         np.testing.assert_array_equal(fold_in(state, data), reference.fold_in(state, data))
 
 
+@pytest.mark.slow
 def test_split_and_fold_in_jit_vmap_equal_eager():
     states = jnp.stack([make_state(k, c) for k, c in zip(KEYS, COUNTERS, strict=False)])
     eager = np.stack([np.asarray(split(s, 3)) for s in states])

@@ -18,6 +18,7 @@ from dmljax.bench import _checks, _cli, _plot, _torch
 from dmljax.bench._harness import Case, Result, block
 
 
+@pytest.mark.slow
 def test_checks_only_run_passes(capsys):
     assert _cli.main(["--no-bench"]) == 0
     out = capsys.readouterr().out
@@ -61,6 +62,7 @@ def test_every_group_is_built_by_its_module_and_no_module_builds_an_unlisted_one
     assert built == listed
 
 
+@pytest.mark.slow
 def test_json_has_schema_version_sizes_and_spread(tmp_path, capsys):
     path = tmp_path / "results.json"
     args = ["--sizes", "4K,8K", "--rounds", "3", "--only", "read_tensor,gather", "--json", str(path)]
@@ -187,6 +189,7 @@ def test_torch_contenders_compute_what_dmljax_computes():
     assert checked == want
 
 
+@pytest.mark.slow
 def test_every_layout_contender_computes_what_dmljax_computes():
     """The baselines (hand-written ``jnp``, the fastest formulations, NumPy) of each read/write case."""
     from dmljax.bench import strided
@@ -239,6 +242,7 @@ def test_pipelined_rounds_time_device_contenders_before_host_ones(monkeypatch):
     assert sorted(log[4:]) == ["dev"] * 3 + ["host"] * 3 and log[4:] != ["dev"] * 3 + ["host"] * 3
 
 
+@pytest.mark.slow
 def test_no_peers_times_only_dmljax_and_the_jax_baselines(tmp_path, capsys):
     path = tmp_path / "r.json"
     assert _cli.main(["--quick", "--no-peers", "--only", "gather,random", "--rounds", "1", "--json", str(path)]) == 0

@@ -62,6 +62,7 @@ def test_gather_traced_indices_default_mode_is_clip_then_gather(axis):
     check_export(lambda d, i: dmljax.gather(d, i, axis=axis), data, indices, exact_nodes=["Clip", "Gather"])
 
 
+@pytest.mark.slow
 def test_gather_constant_in_range_indices_are_one_plain_gather():
     rng = np.random.default_rng(2)
     data = table(rng, 6, 2)

@@ -143,6 +143,7 @@ COUNTER = tuple(jnp.asarray(w, jnp.uint32) for w in np.asarray(STATE)[:4])
 KEY = tuple(jnp.asarray(w, jnp.uint32) for w in np.asarray(STATE)[4:])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
 def test_off_cpu_stream_matches_the_loop_oracle(shape):
     # What a GPU runs for a whole output (`_flat`) and for a device's tile (per-element rows).
@@ -154,6 +155,7 @@ def test_off_cpu_stream_matches_the_loop_oracle(shape):
     np.testing.assert_array_equal(rows, want)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 @pytest.mark.parametrize("shape", [(5, 63), (3, 8), (2, 3, 101)], ids=str)
 def test_off_cpu_distributions_equal_the_cpu_values(shape, dtype, cpu):

@@ -173,6 +173,7 @@ def test_gradients_are_exact():
     np.testing.assert_array_equal(d_updates, np.take_along_axis(np.asarray(cotangent), np.asarray(indices) % 4, 1))
 
 
+@pytest.mark.slow
 def test_check_grads_first_and_second_order():
     data, indices, updates, axis = random_case(np.random.default_rng(7), 3, "float32", "int32")
     f = lambda x, u: dmljax.scatter(x, indices, u, axis)  # noqa: E731

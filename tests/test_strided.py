@@ -99,6 +99,7 @@ def random_desc(rng: np.random.Generator, dtype="float32") -> TensorDesc:
     return TensorDesc(dtype, sizes, strides=tuple(strides))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(4))
 def test_read_random_descriptors_match_oracle(seed):
     rng = np.random.default_rng(seed)
@@ -112,6 +113,7 @@ def test_read_random_descriptors_match_oracle(seed):
         np.testing.assert_array_equal(read(buffer, desc), expected)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(4))
 def test_write_random_descriptors_match_oracle(seed):
     rng = np.random.default_rng(100 + seed)
@@ -224,6 +226,7 @@ def test_grad_of_broadcast_read_sums():
     np.testing.assert_allclose(grad, np.arange(12.0).reshape(4, 3).sum(0))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strides", [None, (1, 2), (0, 1), (5, 1), (1, 1)])
 def test_check_grads_read_and_write(strides):
     desc = TensorDesc("float32", (2, 3), strides=strides)
@@ -453,6 +456,7 @@ def test_padded_write_compiles_to_one_concatenate(cpu):
     np.testing.assert_array_equal(write_tensor(buffer, desc, value), _concat_padded_write(buffer, value))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("length", [78, 80], ids=["short-of-whole-rows", "whole-rows"])
 def test_split_offsets_path_under_grad_and_vmap(length):
     # A batch of 8 interleaved (3, 2) tensors in rows of 10 (logical dimension 1 is the batch).
@@ -496,6 +500,7 @@ def test_big_nhwc_read_compiles_to_two_passes_on_cpu(cpu):
     assert "(f32[1,32768,256]{2,1,0}) conditional(" in entry
 
 
+@pytest.mark.slow
 def test_big_nhwc_read_bits_and_gradient():
     rng = np.random.default_rng(12)
     host = rng.standard_normal(_BIG_NHWC.element_count).astype(np.float32)
@@ -528,6 +533,7 @@ def test_two_pass_transpose_is_bit_exact_for_every_width(dtype, k):
     np.testing.assert_array_equal(out.view(np.uint8), np.ascontiguousarray(host.transpose(perm)).view(np.uint8))
 
 
+@pytest.mark.slow
 def test_two_pass_transpose_under_vmap_and_jvp():
     x = jnp.arange(2 * 64 * 3, dtype=jnp.float32).reshape(2, 64, 3)
     expected = np.asarray(x).transpose(0, 2, 1)
