@@ -6,8 +6,8 @@ import pytest
 
 from tests.multidevice import run_json
 
-# 8 host devices in a subprocess; one worker runs the module's shared subprocess under pytest-xdist.
-pytestmark = [pytest.mark.system, pytest.mark.xdist_group("test_keys_sharding")]
+# 8 host devices in a subprocess.
+pytestmark = pytest.mark.system
 
 SCRIPT = textwrap.dedent(
     """

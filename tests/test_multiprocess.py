@@ -17,8 +17,8 @@ import pytest
 import dmljax
 from tests import multiprocess_worker as worker
 
-# 2 processes; one worker runs the module's shared subprocess under pytest-xdist.
-pytestmark = [pytest.mark.system, pytest.mark.xdist_group("test_multiprocess")]
+# 2 processes.
+pytestmark = pytest.mark.system
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TIMEOUT_S = 240

@@ -130,10 +130,6 @@ def committed():
     return nbformat.read(NOTEBOOK, as_version=4)
 
 
-# The fresh run is one kernel subprocess shared by the module's system tests: one xdist worker runs them.
-pytestmark = pytest.mark.xdist_group("test_notebook")
-
-
 @pytest.fixture(scope="module")
 def executed(committed):
     """A fresh top-to-bottom run of a copy, with the layout check injected; (notebook, printed text, seconds)."""

@@ -15,8 +15,8 @@ import pytest
 
 from tests.multidevice import run_json
 
-# 8 host devices in subprocesses; one worker runs the module's shared subprocess under pytest-xdist.
-pytestmark = [pytest.mark.system, pytest.mark.xdist_group("test_sharding")]
+# 8 host devices in subprocesses.
+pytestmark = pytest.mark.system
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 

@@ -7,8 +7,8 @@ import pytest
 
 from tests.multidevice import run_json
 
-# 8 host devices in a subprocess; one worker runs the module's shared subprocess under pytest-xdist.
-pytestmark = [pytest.mark.system, pytest.mark.xdist_group("test_strided_sharding")]
+# 8 host devices in a subprocess.
+pytestmark = pytest.mark.system
 
 # (sizes, strides, buffer length): the batch dimension is outermost in the buffer and each
 # device's shard of the flat buffer holds whole batch rows.
