@@ -1,10 +1,48 @@
-"""Doctest namespace: ``np`` and ``jnp`` are available in every docstring example."""
+"""Test tiers and the doctest namespace (``np`` and ``jnp`` in every docstring example).
+
+Tiers: ``python -m pytest`` runs the fast tier, everything but the tests marked ``slow``
+or ``system`` (markers registered in ``pyproject.toml``); ``python -m pytest --full``
+runs the whole suite, as CI does. A ``-m`` expression, when given, picks the tests
+instead (``-m system`` runs only those, ``-m hlo`` the compiled-HLO guards).
+"""
 
 import importlib.util
 
 import jax.numpy as jnp
 import numpy as np
 import pytest
+
+SLOW_TIERS = ("slow", "system")
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--full", action="store_true", help="run the whole suite, the slow and system tests too (default: fast tier)"
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--full") or config.getoption("markexpr"):
+        return
+    fast = [item for item in items if not any(item.get_closest_marker(tier) for tier in SLOW_TIERS)]
+    if not fast:
+        # Only slow or system tests were asked for by path (say `pytest tests/test_notebook.py`):
+        # say why they do not run rather than collect nothing.
+        skip = pytest.mark.skip(reason="slow or system test: run with --full")
+        for item in items:
+            item.add_marker(skip)
+        return
+    kept = {id(item) for item in fast}
+    deselected = [item for item in items if id(item) not in kept]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = fast
+
+
+def pytest_report_header(config):
+    if config.getoption("--full") or config.getoption("markexpr"):
+        return None
+    return "fast tier: tests marked slow or system are deselected (python -m pytest --full runs them)"
 
 
 @pytest.fixture(autouse=True)

@@ -1,7 +1,8 @@
 """NumPy-only, loop-based oracles for every dmljax operator.
 
 No JAX and no cleverness here: each function walks every coordinate with `np.ndindex`
-and applies the rule as SPEC states it, so that it is obviously correct.
+and applies the rule as the operator's DirectML (or ONNX) page states it, so that it is
+obviously correct.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 # --------------------------------------------------------------------------------------
-# Strided buffers (SPEC §1)
+# Strided buffers: https://learn.microsoft.com/en-us/windows/ai/directml/dml-strides
 # --------------------------------------------------------------------------------------
 
 
@@ -49,7 +50,10 @@ def calc_buffer_tensor_size(itemsize: int, sizes, strides=None) -> int:
 
 
 # --------------------------------------------------------------------------------------
-# Scatter, gather_elements, gather, slice1 (SPEC §2, §3, §5)
+# Scatter, gather_elements, gather, slice1: DirectML's pages, and ONNX's for Gather:
+# https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_scatter_operator_desc
+# (likewise ..._gather_elements_operator_desc, ..._gather_operator_desc, ..._slice1_operator_desc)
+# https://onnx.ai/onnx/operators/onnx__Gather.html
 # --------------------------------------------------------------------------------------
 
 
@@ -150,7 +154,8 @@ def slice1(data: np.ndarray, offsets, sizes, strides, output_sizes=None) -> np.n
 
 
 # --------------------------------------------------------------------------------------
-# Philox 4x32-10 and DML_RANDOM_GENERATOR (SPEC §4): Python ints, one block at a time
+# Philox 4x32-10 and DML_RANDOM_GENERATOR, Python ints, one block at a time:
+# https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_random_generator_operator_desc
 # --------------------------------------------------------------------------------------
 
 _MASK32 = 0xFFFFFFFF
@@ -184,7 +189,7 @@ def counter_value(words) -> int:
 
 
 def random_generator(state, shape) -> tuple[np.ndarray, np.ndarray]:
-    """SPEC §4: element n (row-major) is word n % 4 of block counter + n // 4; counter += ceil(n / 4)."""
+    """DML_RANDOM_GENERATOR: element n (row-major) is word n % 4 of block counter + n // 4; counter += ceil(n / 4)."""
     state = np.asarray(state, np.uint32).reshape(-1)
     counter, key = counter_value(state[:4]), state[4:]
     out = np.empty(tuple(shape), np.uint32)

@@ -49,18 +49,18 @@ def check_output(desc: TensorDesc, buffer, expected) -> None:
     assert not buffer[~covered(desc)].any()
 
 
-# --- seed examples through descriptors ------------------------------------------------------
+# --- the operator pages' examples through descriptors--------------------------------------------------
 
 
-def test_seed_000_scatter_1d():
+def test_scatter_page_1d():
     data, index = TensorDesc("float32", (5,)), TensorDesc("uint32", (4,))
     op = compile_operator(ScatterOperatorDesc(data, index, TensorDesc("float32", (4,)), data, axis=0), "3.0")
     out = op(np.arange(5, dtype=np.float32), np.array([3, 1, 3, 0], np.uint32), np.array([5, 6, 7, 8], np.float32))
-    # Indices 3 appears twice: DirectML leaves the winner unspecified (the seed shows 7).
+    # Indices 3 appears twice: DirectML leaves the winner unspecified (the page's example shows 7).
     assert np.asarray(out)[[0, 1, 2, 4]].tolist() == [8, 6, 2, 4] and out[3] in (5, 7)
 
 
-def test_seed_000_scatter_2d_input_is_3x3():
+def test_scatter_page_2d_input_is_3x3():
     data, index = TensorDesc("float32", (3, 3)), TensorDesc("uint32", (2, 3))
     op = compile_operator(ScatterOperatorDesc(data, index, TensorDesc("float32", (2, 3)), data, axis=0), "3.0")
     indices = np.array([1, 0, 2, 0, 2, 1], np.uint32)
@@ -68,7 +68,7 @@ def test_seed_000_scatter_2d_input_is_3x3():
     np.testing.assert_array_equal(out.reshape(3, 3), [[20, 11, 0], [10, 0, 22], [0, 21, 12]])
 
 
-def test_seed_000_scatter_at_feature_level_1_0_in_four_dimensions():
+def test_scatter_page_at_feature_level_1_0_in_four_dimensions():
     data, index = TensorDesc("float16", (1, 1, 3, 3)), TensorDesc("uint32", (1, 1, 2, 3))
     desc = ScatterOperatorDesc(data, index, TensorDesc("float16", (1, 1, 2, 3)), data, axis=2)
     op = compile_operator(desc, FeatureLevel.FL_1_0)
@@ -80,18 +80,18 @@ def test_seed_000_scatter_at_feature_level_1_0_in_four_dimensions():
 @pytest.mark.parametrize(
     ("strides", "expected"), [((1, 1, 2, 2), [[2, 4], [10, 12]]), ((1, 1, -2, 2), [[14, 16], [6, 8]])]
 )
-def test_seed_001_slice1(strides, expected):
+def test_slice1_page_examples(strides, expected):
     source, output = TensorDesc("float32", (1, 1, 4, 4)), TensorDesc("float32", (1, 1, 2, 2))
     desc = Slice1OperatorDesc(source, output, (0, 0, 0, 1), (1, 1, 4, 3), strides)
     out = compile_operator(desc, "2.1")(np.arange(1, 17, dtype=np.float32))
     np.testing.assert_array_equal(out.reshape(2, 2), expected)
 
 
-SEED_004_DATA = [[1.0, 1.2, 1.9], [2.3, 3.4, 3.9], [4.5, 5.7, 5.9]]
+ONNX_GATHER_DATA = [[1.0, 1.2, 1.9], [2.3, 3.4, 3.9], [4.5, 5.7, 5.9]]
 GATHER_CASES = {
-    # Seed 004 (ONNX Gather) as DML_GATHER: ranks padded with leading 1s, index_dimensions = q.
-    "seed004-axis0": ((1, 3, 2), (1, 2, 2), 1, 2, (2, 2, 2), np.array(SEED_004_DATA)[:, :2], [[0, 1], [1, 2]]),
-    "seed004-axis1": ((1, 3, 3), (1, 1, 2), 2, 2, (3, 1, 2), SEED_004_DATA, [[0, 2]]),
+    # ONNX Gather's examples as DML_GATHER: ranks padded with leading 1s, index_dimensions = q.
+    "onnx-gather-axis0": ((1, 3, 2), (1, 2, 2), 1, 2, (2, 2, 2), np.array(ONNX_GATHER_DATA)[:, :2], [[0, 1], [1, 2]]),
+    "onnx-gather-axis1": ((1, 3, 3), (1, 1, 2), 2, 2, (3, 1, 2), ONNX_GATHER_DATA, [[0, 2]]),
     # DML_GATHER_OPERATOR_DESC's own examples 1, 2 and 4.
     "dml-example-1": ((4,), (5,), 0, 1, (5,), [11, 12, 13, 14], [3, 1, 3, 0, 2]),
     "dml-example-2": ((3, 2), (1, 4), 0, 1, (4, 2), [[1, 2], [3, 4], [5, 6]], [[0, 1, 1, 2]]),
@@ -123,7 +123,7 @@ def test_gather_elements_example():
     np.testing.assert_array_equal(out.reshape(2, 3), [[4, 8, 3], [7, 2, 3]])
 
 
-# --- seed 003: the random generator and its state --------------------------------------------
+# --- the random generator and its state -------------------------------------------------
 
 RANDOM_STATE = TensorDesc("uint32", (1, 1, 1, 6))
 
@@ -134,13 +134,16 @@ def test_random_generator_known_answer_and_single_output():
     assert [hex(int(w)) for w in out] == ["0x6627e8d5", "0xe169c58d", "0xbc57ac4c", "0x9b00dbd8"]
 
 
-def test_seed_003_state_advance():
-    """Seed 003: counter 0x48656c6c'6f46726f'6d536561'74746c65, output {3,3,20,7219}: +324,855 blocks."""
+def test_random_generator_page_state_advance():
+    """The random generator page's example: +324,855 blocks.
+
+    Counter 0x48656c6c'6f46726f'6d536561'74746c65, output sizes {3,3,20,7219}.
+    """
     desc = RandomGeneratorOperatorDesc(RANDOM_STATE, TensorDesc("uint32", (3, 3, 20, 7219)), RANDOM_STATE)
     state = np.array([0x74746C65, 0x6D536561, 0x6F46726F, 0x48656C6C, 0xDEADBEEF, 0x12345678], np.uint32)
     out, next_state = compile_operator(desc, "3.0")(state)
     assert out.shape == (3 * 3 * 20 * 7219,)
-    # The rule, not the page's misprint (SPEC): ...'74746c65 + 324,855 = ...'7479615c.
+    # The rule, not the page's misprint: ...'74746c65 + 324,855 = ...'7479615c.
     assert [hex(int(w)) for w in next_state] == [
         "0x7479615c",
         "0x6d536561",
@@ -245,7 +248,9 @@ def test_random_layouts_match_the_array_api(seed):
 # --- jit, vmap, grad, 64-bit, index behaviour, errors ------------------------------------------
 
 
+@pytest.mark.hlo
 def test_compiled_operator_is_jitted_and_vmaps():
+    """If this fails: docs/design/strided-lowering.md (slice1 is slices and a reverse, never a gather)."""
     source, output = TensorDesc("float32", (4, 4)), TensorDesc("float32", (2, 2))
     op = compile_operator(Slice1OperatorDesc(source, output, (0, 1), (4, 3), (-2, 2)))
     assert op.__name__ == "Slice1OperatorDesc"
@@ -257,6 +262,7 @@ def test_compiled_operator_is_jitted_and_vmaps():
         np.testing.assert_array_equal(batched[b], np.asarray(expected).ravel())
 
 
+@pytest.mark.slow
 def test_gradients_flow_through_buffers(x64):
     data = TensorDesc("float64", (2, 3), strides=(4, 1))  # padded: the gap gets a zero gradient
     index, updates = TensorDesc("int64", (1, 3)), TensorDesc("float64", (1, 3), strides=(0, 1))
@@ -304,7 +310,9 @@ def test_call_errors_name_the_struct_and_buffer():
         op(x, i)
 
 
+@pytest.mark.hlo
 def test_operator_inputs_read_with_the_fused_transpose_not_the_read_tensor_tiles(cpu):
+    """If this fails: docs/design/tiled-transpose.md (when the tiled passes pay, when the fused transpose does)."""
     # 32 MiB of NHWC data with 8 channels: read_tensor alone transposes it in two tiled passes
     # (a conditional); GatherElements reads through XLA's fused transpose instead (2x faster).
     sizes = (1, 8, 16384, 64)

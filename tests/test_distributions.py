@@ -163,6 +163,7 @@ def test_dropout_rule_rate_and_scale():
     assert blocks_moved(make_state(5), next_state) == N // 4
 
 
+@pytest.mark.slow
 def test_dropout_gradient_is_the_scaled_mask():
     x = jnp.linspace(-1, 1, 64)
     grad = jax.grad(lambda v: jnp.sum(dropout(STATE, v, 0.5)[0]))(x)

@@ -1,4 +1,4 @@
-"""jax.export of the Philox functions (issue #13): symbolic batch sizes, serialisation round trips.
+"""jax.export of the Philox functions: symbolic batch sizes, serialisation round trips.
 
 Each function is exported (with a symbolic leading size where the shape comes from an
 argument), serialised, deserialised and called: the result must equal the direct call.
@@ -26,6 +26,7 @@ def assert_same(got, want):
         np.testing.assert_array_equal(g, w)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("row", [1000, 7, 130], ids=["whole blocks", "short rows", "shifted rows"])
 def test_dropout_with_a_symbolic_batch(row):
     (batch,) = export.symbolic_shape("b")
@@ -36,6 +37,7 @@ def test_dropout_with_a_symbolic_batch(row):
         assert_same(restored.call(STATE, x), dropout(STATE, x, 0.25))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["uniform", "normal", "randint"])
 def test_distributions_shaped_like_a_symbolic_argument(name):
     calls = {
@@ -50,6 +52,7 @@ def test_distributions_shaped_like_a_symbolic_argument(name):
         assert_same(restored.call(STATE, x), calls[name](STATE, x))
 
 
+@pytest.mark.slow
 def test_one_symbolic_row():
     (length,) = export.symbolic_shape("n")
     fn = lambda s, x: uniform(s, x.shape)  # noqa: E731

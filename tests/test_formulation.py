@@ -104,23 +104,29 @@ PROGRAMS = {
 }
 
 
+@pytest.mark.hlo
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_compiled_cpu_program_scatters_at_flat_positions(name, cpu):
+    """If this fails: docs/design/per-platform-formulations.md (why XLA CPU gets the flat formulation)."""
     fun, args, op = PROGRAMS[name]
     hlo = jax.jit(fun).lower(*args).compile().as_text()
     ranks = [len(s.split(",")) for s in re.findall(rf"= f32\[([\d,]+)\]\S* {op}\(", hlo)]
     assert ranks == [1], hlo  # one scatter(-add), on the flattened (64 * 32,) array
 
 
+@pytest.mark.hlo
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 @pytest.mark.parametrize("platform", ["cuda", "rocm", "tpu"])
 def test_other_platforms_keep_batching_dimensions(name, platform):
+    """If this fails: docs/design/per-platform-formulations.md (why other platforms keep batching dimensions)."""
     fun, args, _ = PROGRAMS[name]
     text = export.export(jax.jit(fun), platforms=[platform])(*args).mlir_module()
     assert re.search(r"(input|operand)_batching_dims = \[0\]", text) and "tensor<2048xf32>" not in text
 
 
+@pytest.mark.hlo
 def test_compiled_cpu_gather_grad_scatters_whole_rows(cpu):
+    """If this fails: docs/design/gather-gradient.md (the gradient scatters rows of the moved axis)."""
     hlo = jax.jit(_gather_grad).lower(X, jax.ShapeDtypeStruct((5,), jnp.int32)).compile().as_text()
     assert re.search(r"= f32\[32,64\]\S* scatter\(", hlo), hlo  # rows of the moved axis, not elements
 

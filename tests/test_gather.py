@@ -1,4 +1,4 @@
-"""gather (ONNX Gather, seed 004) and gather_elements (DML_GATHER_ELEMENTS)."""
+"""gather (ONNX Gather, DML_GATHER) and gather_elements (DML_GATHER_ELEMENTS)."""
 
 import functools
 
@@ -35,7 +35,8 @@ def random_data(rng, shape, dtype):
     return values.astype(jnp.dtype(dtype))
 
 
-# ----- seed 004 (ONNX Gather) and DirectML's GATHER_ELEMENTS page -----------------------
+# ----- the examples of https://onnx.ai/onnx/operators/onnx__Gather.html
+# and of https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_gather_elements_operator_desc
 
 SEED_DATA_0 = np.array([[1.0, 1.2], [2.3, 3.4], [4.5, 5.7]], np.float32)
 SEED_DATA_1 = np.array([[1.0, 1.2, 1.9], [2.3, 3.4, 3.9], [4.5, 5.7, 5.9]], np.float32)
@@ -201,6 +202,7 @@ def test_vmap_matches_loop():
     np.testing.assert_array_equal(out, np.stack(loop))
 
 
+@pytest.mark.slow
 def test_gradients_are_exact_scatter_adds():
     data = jnp.arange(6.0).reshape(2, 3)
     cotangent = jnp.array([[1.0, 2.0, 4.0, 8.0], [16.0, 32.0, 64.0, 128.0]])
@@ -211,6 +213,7 @@ def test_gradients_are_exact_scatter_adds():
     np.testing.assert_array_equal(grad, [[4.0] * 3, [3.0] * 3])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("op", [dmljax.gather, dmljax.gather_elements])
 def test_check_grads_first_and_second_order(op):
     rng = np.random.default_rng(4)
@@ -282,6 +285,7 @@ def test_jvp_is_the_op_applied_to_the_tangent(op, shape, axis, mode):
     np.testing.assert_array_equal(out_dot, fun(tangent))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["clip", "fill"])
 @pytest.mark.parametrize(
     ("op", "shape", "axis"), [(dmljax.gather, (2, 3, 2), 1), (dmljax.gather_elements, (3, 2, 2), 0)]
@@ -294,6 +298,7 @@ def test_check_grads_second_order_custom_tangents(op, shape, axis, mode):
     check_grads(lambda d: op(d, indices, axis, mode=mode), (data,), order=2, modes=("fwd", "rev"), eps=1e-2)
 
 
+@pytest.mark.slow
 def test_vmap_of_grad_matches_loop():
     rng = np.random.default_rng(8)
     data = random_data(rng, (4, 3, 5), "float32")
@@ -311,6 +316,7 @@ def test_vmap_of_grad_matches_loop():
         np.testing.assert_allclose(jax.vmap(grad, in_axes=(None, 0))(data[0], idx), loop, rtol=1e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index_dtype", ["int64", "uint64"])
 def test_grads_under_x64(x64, index_dtype):
     rng = np.random.default_rng(9)
@@ -393,7 +399,7 @@ def test_gather_elements_support_table():
     assert DataType.UINT64 in support_at(GATHER_ELEMENTS_SUPPORT, FeatureLevel.FL_5_0).data_types
 
 
-# --- gather_elements along a long outer axis: column blocks on XLA CPU (issue #12) ------------
+# --- gather_elements along a long outer axis: column blocks on XLA CPU -----------------------
 
 _LONG = (4096, 1024)  # float32: 16 MiB, the smallest blocked size
 
@@ -405,7 +411,9 @@ def _long_case(rng, mode_range):
     return data, index
 
 
+@pytest.mark.hlo
 def test_long_axis_gather_elements_compiles_to_blocks_on_cpu(cpu):
+    """If this fails: docs/design/blocked-gather.md (the block layout and when it is used)."""
     assert use_blocked(_LONG, 0, np.float32) and not use_blocked((2048, 1024), 0, np.float32)
     spec = (jax.ShapeDtypeStruct(_LONG, jnp.float32), jax.ShapeDtypeStruct(_LONG, jnp.int32))
     entry = jax.jit(lambda x, i: dmljax.gather_elements(x, i, 0)).lower(*spec).compile().as_text().split("ENTRY")[1]
@@ -416,7 +424,9 @@ def test_long_axis_gather_elements_compiles_to_blocks_on_cpu(cpu):
     assert "conditional(" not in jax.jit(lambda x, i: dmljax.gather_elements(x, i, 0)).lower(*small).compile().as_text()
 
 
+@pytest.mark.hlo
 def test_short_axis_gather_elements_of_16_mib_stays_one_plain_gather_on_cpu(cpu):
+    """If this fails: docs/design/blocked-gather.md (the size and axis-length thresholds)."""
     # An axis of 8 (channels): the plain gather streams; blocks cost 2.4x (compile_operator's NHWC case).
     shape = (1, 8, 8192, 64)
     spec = (jax.ShapeDtypeStruct(shape, jnp.float32), jax.ShapeDtypeStruct(shape, jnp.uint32))
@@ -426,13 +436,16 @@ def test_short_axis_gather_elements_of_16_mib_stays_one_plain_gather_on_cpu(cpu)
     assert "conditional(" not in text and text.count(" gather(") == 1
 
 
+@pytest.mark.hlo
 def test_long_axis_gather_elements_is_one_plain_gather_for_gpus():
+    """If this fails: docs/design/blocked-gather.md (GPUs keep the plain gather below their threshold)."""
     spec = (jax.ShapeDtypeStruct(_LONG, jnp.float32), jax.ShapeDtypeStruct(_LONG, jnp.int32))
     fn = jax.jit(lambda x, i: dmljax.gather_elements(x, i, 0))
     assert "stablehlo.transpose" not in jax.export.export(fn, platforms=["cuda"])(*spec).mlir_module()
     assert "stablehlo.transpose" in jax.export.export(fn, platforms=["cpu"])(*spec).mlir_module()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["clip", "fill"])
 def test_long_axis_gather_elements_bits_and_gradient(mode):
     rng = np.random.default_rng(12)
@@ -468,6 +481,7 @@ def test_blocked_gather_matches_the_plain_gather(dtype, shape, axis, count, apar
     assert out.shape == index_shape
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", [IndexMode.CLIP, IndexMode.FILL])
 def test_blocked_tangent_transposes_to_the_flat_scatter_add_bit_for_bit(mode, cpu):
     # Repeated indices and float cotangents: the blocked scatter-add must add in the flat one's order
@@ -506,8 +520,10 @@ def test_off_cpu_blocked_tangent_transposes_to_the_plain_scatter_add(mode):
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.hlo
 @pytest.mark.parametrize(("rows", "transposes"), [(4096, 0), (8192, 3)], ids=["16 MiB", "32 MiB"])
 def test_gpu_gradient_of_a_long_axis_runs_in_blocks_from_32_mib(rows, transposes):
+    """If this fails: docs/design/blocked-gather.md (the GPU gradient's block threshold)."""
     # Exported for CUDA (lowered here without a GPU): from
     # config.blocked_gather_elements_gpu_gradient_min_bytes on, the cotangent, the
     # indices and the result go through the block layout; below it, the plain scatter-add.
@@ -517,6 +533,7 @@ def test_gpu_gradient_of_a_long_axis_runs_in_blocks_from_32_mib(rows, transposes
     assert gpu.count("stablehlo.transpose") == transposes  # the CPU's conditionals hold 5
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["clip", "fill"])
 @pytest.mark.parametrize(("shape", "axis", "index_shape"), GRAD_CASES)
 def test_gpu_flat_gather_tangent_is_the_gather_and_transposes_to_the_oracle(shape, axis, index_shape, mode):
@@ -534,6 +551,7 @@ def test_gpu_flat_gather_tangent_is_the_gather_and_transposes_to_the_oracle(shap
     np.testing.assert_array_equal(got, reference.gather_grad(shape, indices, cotangent, axis, mode))
 
 
+@pytest.mark.hlo
 @pytest.mark.parametrize(
     ("shape", "flat"),
     [((2048, 1024), True), ((1024, 1024), False), ((2048, 1024, 4), True), ((1024, 1024, 4), False)]
@@ -541,6 +559,7 @@ def test_gpu_flat_gather_tangent_is_the_gather_and_transposes_to_the_oracle(shap
     ids=["8 MiB", "4 MiB", "inner 4 32 MiB", "inner 4 16 MiB", "inner 16 128 MiB", "inner 16 64 MiB", "inner 32 1 GiB"],
 )
 def test_gpu_gradient_along_a_short_inner_axis_is_one_flat_scatter_add(shape, flat):
+    """If this fails: docs/design/gather-gradient.md (the flat scatter-add on GPUs and its threshold)."""
     # Exported for CUDA (lowered here without a GPU): from inner * 8 MiB of cotangent on, with
     # fewer than 32 elements after the axis, the gradient is one 1-D scatter-add (H100: up to
     # 4.7x faster); the CPU keeps its rows tangent.
@@ -553,7 +572,9 @@ def test_gpu_gradient_along_a_short_inner_axis_is_one_flat_scatter_add(shape, fl
     assert one_d not in cpu
 
 
+@pytest.mark.hlo
 def test_gpu_gradient_with_a_symbolic_index_size_keeps_jax_transpose():
+    """If this fails: docs/design/gather-gradient.md (symbolic sizes keep JAX's transpose)."""
     # jax.export with a symbolic number of indices: the cotangent's size is unknown, so the
     # CUDA program keeps JAX's scatter-add (the size rule must not compare symbolic sizes).
     (b,) = jax.export.symbolic_shape("b")
@@ -563,8 +584,10 @@ def test_gpu_gradient_with_a_symbolic_index_size_keeps_jax_transpose():
     assert "update_window_dims = [0], inserted_window_dims = [1]" in gpu
 
 
+@pytest.mark.hlo
 @pytest.mark.parametrize("rows", [8192, 16384], ids=["32 MiB", "64 MiB"])
 def test_gpu_forward_of_a_long_axis_runs_in_blocks_from_64_mib(rows):
+    """If this fails: docs/design/blocked-gather.md (the GPU forward's block threshold)."""
     # From config.blocked_gather_elements_gpu_forward_min_bytes on, the CUDA program is
     # the CPU's (the blocks in two conditionals).
     x, i = jax.ShapeDtypeStruct((rows, 1024), jnp.float32), jax.ShapeDtypeStruct((rows, 1024), jnp.int32)

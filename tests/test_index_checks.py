@@ -133,10 +133,13 @@ def _reduces(indices: jax.Array) -> list[str]:
     return re.findall(r" reduce\(.*?dimensions=(\{[\d,]*\})", index_range.lower(indices).compile().as_text())
 
 
+@pytest.mark.hlo
 def test_cpu_program_reduces_rows_first_for_large_indices_only(cpu):
     """Two reductions on XLA CPU from 2^21 indices: each row first (2x faster at 16 MiB, see the module doc).
 
     XLA must neither merge them into one reduction nor split a small one.
+
+    If this fails: docs/design/index-checks.md (the two-step reduction and its size threshold).
     """
     assert _reduces(jnp.zeros(LARGE, jnp.int32)) == ["{1}", "{0}"]
     assert _reduces(jnp.zeros((2**10, 2**10), jnp.int32)) == ["{0,1}"]

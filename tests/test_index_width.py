@@ -61,6 +61,7 @@ def _long_gathers(n: int, mode: str | None):
 # ----- properties against the loop oracle ------------------------------------------------------
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(st.data())
 def test_traced_indices_on_long_axes(data):
@@ -98,6 +99,7 @@ def test_host_indices_on_long_axes_are_decided_before_narrowing(data):
     assert gathered.tolist() == expected and elements.tolist() == expected
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(st.data())
 def test_short_axes_every_operator_eager_and_jitted(data):
@@ -137,6 +139,7 @@ def test_short_axes_every_operator_eager_and_jitted(data):
 # ----- the reported cases, one by one ------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_64_bit_values_beyond_32_bits_with_x64(x64):
     x = jnp.arange(6.0).reshape(3, 2)
     for value in (np.int64(2**32 + 1), np.uint64(2**63 + 1)):

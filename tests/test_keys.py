@@ -10,9 +10,8 @@ import pytest
 from dmljax import ValidationError, advance, fold_in, make_state, random_generator, split, uniform
 from tests import reference
 
-RNG = np.random.default_rng(9)
-# Counters near every carry and the wrap, with random keys.
-COUNTERS = [0, 5, 2**32 - 1, 2**64 - 2, 2**96 - 1, 2**128 - 3, int(RNG.integers(2**62)) << 60]
+# Counters near every carry and the wrap, and one of arbitrary bits across the top three words.
+COUNTERS = [0, 5, 2**32 - 1, 2**64 - 2, 2**96 - 1, 2**128 - 3, 0x37B229B79AFAA1C8 << 60]
 KEYS = [0, 1, 2**64 - 1, 0x0123456789ABCDEF]
 
 
@@ -155,6 +154,7 @@ def test_split_and_fold_in_match_oracle(seed, counter):
         np.testing.assert_array_equal(fold_in(state, data), reference.fold_in(state, data))
 
 
+@pytest.mark.slow
 def test_split_and_fold_in_jit_vmap_equal_eager():
     states = jnp.stack([make_state(k, c) for k, c in zip(KEYS, COUNTERS, strict=False)])
     eager = np.stack([np.asarray(split(s, 3)) for s in states])
@@ -196,7 +196,7 @@ def test_counter_offsets_do_overlap():
     base = make_state(1)
     example0, example1 = base.at[0].set(0), base.at[0].set(1)
     shared = reference.blocks_used(example0, 4) & reference.blocks_used(example1, 4)
-    assert len(shared) == 3
+    assert shared == reference.blocks_used(example1, 3)  # all but one of the four blocks each draws
     masks = [np.asarray(uniform(s, (16,))[0]) < 0.5 for s in (example0, example1)]
     np.testing.assert_array_equal(masks[0][4:], masks[1][:12])
 

@@ -6,6 +6,9 @@ import pytest
 
 from tests.multidevice import run_json
 
+# 8 host devices in a subprocess.
+pytestmark = pytest.mark.system
+
 SCRIPT = textwrap.dedent(
     """
     import json

@@ -17,6 +17,9 @@ import pytest
 import dmljax
 from tests import multiprocess_worker as worker
 
+# 2 processes.
+pytestmark = pytest.mark.system
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TIMEOUT_S = 240
 

@@ -180,6 +180,7 @@ def test_committed_notebook_has_clean_metadata_and_no_machine_paths(committed):
 # --- a fresh run ---------------------------------------------------------------------------
 
 
+@pytest.mark.system
 def test_notebook_runs_top_to_bottom(executed):
     notebook, _, seconds = executed
     assert seconds < MAX_SECONDS
@@ -187,6 +188,7 @@ def test_notebook_runs_top_to_bottom(executed):
     assert not [o for o in outputs if o.output_type == "error" or o.get("name") == "stderr"]
 
 
+@pytest.mark.system
 def test_committed_outputs_match_a_fresh_run(committed, executed):
     """Cells tagged "exact" print only bit-exact facts: the committed text must be what a run prints now."""
     fresh = code_cells(executed[0])
@@ -196,6 +198,7 @@ def test_committed_outputs_match_a_fresh_run(committed, executed):
         assert texts(code_cells(committed)[i]) == texts(fresh[i]), i
 
 
+@pytest.mark.system
 def test_every_figure_passes_the_layout_check(executed):
     notebook, _, _ = executed
     # The kernel may split one printed line over two stream outputs: join a cell's first.
@@ -205,6 +208,7 @@ def test_every_figure_passes_the_layout_check(executed):
     assert checks == ["layout check: ok"] * len(checks)
 
 
+@pytest.mark.system
 def test_sparse_model_beats_its_baselines_on_held_out_data(executed):
     printed = executed[1]
     assert "8192 rows, 512 touched per step (6.25%)" in printed
@@ -220,6 +224,7 @@ def test_sparse_model_beats_its_baselines_on_held_out_data(executed):
     assert last < min(first, math.log(2)) - 0.1
 
 
+@pytest.mark.system
 def test_onnxruntime_agrees_bit_for_bit(executed):
     printed = executed[1]
     count, total = map(int, re.search(r"onnxruntime [\d.]+: (\d+) of (\d+) cases bit-identical", printed).groups())
@@ -228,6 +233,7 @@ def test_onnxruntime_agrees_bit_for_bit(executed):
         assert re.search(rf"^{op_type} .* True$", printed, re.M), op_type
 
 
+@pytest.mark.system
 def test_tensorflow_cell_compares_where_installed(executed):
     printed = executed[1]
     if importlib.util.find_spec("tensorflow") is None:
@@ -236,6 +242,7 @@ def test_tensorflow_cell_compares_where_installed(executed):
         assert len(re.findall(r"^TensorFlow [\d.]+ .*: bit-identical True$", printed, re.M)) == 2
 
 
+@pytest.mark.system
 def test_descriptor_layer_cells(executed):
     printed = executed[1]
     assert "equals NumPy's NHWC -> NCHW slice: True | padding left 0: True" in printed
@@ -250,6 +257,7 @@ def test_descriptor_layer_cells(executed):
     ) in printed
 
 
+@pytest.mark.system
 def test_philox_cells(executed):
     printed = executed[1]
     assert "Random123 known answers: 3 of 3 match" in printed
@@ -257,6 +265,7 @@ def test_philox_cells(executed):
     assert "a == long[:10]: True | b == long[12:18]: True" in printed
 
 
+@pytest.mark.system
 def test_sharded_generation_cell(executed):
     printed = executed[1]
     assert "devices holding shards: 8 | identical bits: True" in printed

@@ -18,7 +18,6 @@ import dmljax  # noqa: E402
 import dmljax.onnx  # noqa: E402
 from dmljax import gather as imported_gather  # noqa: E402  (a name bound before any export)
 
-RNG = np.random.default_rng(0)
 F32 = np.float32
 
 
@@ -48,8 +47,9 @@ def check_export(fn, *args, nodes=(), exact_nodes=None, opset=None):
     return model
 
 
-def table(*shape, dtype=F32):
-    return (RNG.standard_normal(shape) * 10).astype(dtype)
+def table(rng, *shape, dtype=F32):
+    """Values of ``shape`` from the test's own generator (no generator is shared across tests)."""
+    return (rng.standard_normal(shape) * 10).astype(dtype)
 
 
 # --- gather -------------------------------------------------------------------------------
@@ -57,17 +57,21 @@ def table(*shape, dtype=F32):
 
 @pytest.mark.parametrize("axis", [0, 1, -1])
 def test_gather_traced_indices_default_mode_is_clip_then_gather(axis):
-    data, indices = table(4, 5, 3), np.array([[0, -1, 9], [-9, 2, 3]], np.int32)
+    rng = np.random.default_rng(1)
+    data, indices = table(rng, 4, 5, 3), np.array([[0, -1, 9], [-9, 2, 3]], np.int32)
     check_export(lambda d, i: dmljax.gather(d, i, axis=axis), data, indices, exact_nodes=["Clip", "Gather"])
 
 
+@pytest.mark.slow
 def test_gather_constant_in_range_indices_are_one_plain_gather():
-    data = table(6, 2)
+    rng = np.random.default_rng(2)
+    data = table(rng, 6, 2)
     check_export(lambda d: dmljax.gather(d, np.array([5, -6, 0])), data, exact_nodes=["Gather"])
 
 
 def test_gather_scalar_index_and_promise_in_bounds():
-    data = table(3, 4)
+    rng = np.random.default_rng(3)
+    data = table(rng, 3, 4)
     check_export(lambda d, i: dmljax.gather(d, i, 1, mode="promise_in_bounds"), data, np.int32(-2))  # axis by position
     check_export(
         lambda d, i: dmljax.gather(d, i, axis=1, mode="promise_in_bounds"),
@@ -79,12 +83,14 @@ def test_gather_scalar_index_and_promise_in_bounds():
 
 @pytest.mark.parametrize("axis", [0, 1])
 def test_gather_fill_zeroes_out_of_range_reads(axis):
-    data, indices = table(3, 4, dtype=np.int32), np.array([[7, -1], [-5, 2]], np.int32)
+    rng = np.random.default_rng(4)
+    data, indices = table(rng, 3, 4, dtype=np.int32), np.array([[7, -1], [-5, 2]], np.int32)
     check_export(lambda d, i: dmljax.gather(d, i, axis=axis, mode="fill"), data, indices, nodes=["Gather", "Where"])
 
 
 def test_gather_bool_data_unsigned_indices():
-    data, indices = RNG.random((5, 2)) > 0.5, np.array([4, 0, 9], np.uint32)
+    rng = np.random.default_rng(5)
+    data, indices = rng.random((5, 2)) > 0.5, np.array([4, 0, 9], np.uint32)
     check_export(lambda d, i: dmljax.gather(d, i), data, indices, nodes=["Cast", "Clip", "Gather"])
     check_export(lambda d, i: dmljax.gather(d, i, mode="fill"), data, indices, nodes=["Gather", "And"])
 
@@ -94,7 +100,8 @@ def test_gather_bool_data_unsigned_indices():
 
 @pytest.mark.parametrize("mode", [None, "clip", "fill", "promise_in_bounds"])
 def test_gather_elements_modes(mode):
-    data = table(3, 4)
+    rng = np.random.default_rng(6)
+    data = table(rng, 3, 4)
     indices = np.array([[0, -1, 3, 2], [1, 1, -4, 0], [2, 0, 0, -1]], np.int32)
     if mode in (None, "clip", "fill"):
         indices[0, 0], indices[2, 1] = 9, -7
@@ -103,7 +110,8 @@ def test_gather_elements_modes(mode):
 
 
 def test_gather_elements_axis0_uint32():
-    data, indices = table(3, 2, dtype=np.int32), np.array([[2, 0], [1, 7]], np.uint32)
+    rng = np.random.default_rng(7)
+    data, indices = table(rng, 3, 2, dtype=np.int32), np.array([[2, 0], [1, 7]], np.uint32)
     check_export(lambda d, i: dmljax.gather_elements(d, i, axis=0), data, indices, nodes=["GatherElements", "Clip"])
 
 
@@ -111,7 +119,8 @@ def test_gather_elements_axis0_uint32():
 
 
 def test_scatter_default_drops_out_of_range_updates():
-    data, updates = table(4, 3), table(2, 3)
+    rng = np.random.default_rng(8)
+    data, updates = table(rng, 4, 3), table(rng, 2, 3)
     indices = np.array([[0, -1, 7], [-2, 9, 1]], np.int32)  # 7 and 9 dropped; targets unique
     model = check_export(lambda x, i, u: dmljax.scatter(x, i, u), data, indices, updates)
     assert {"Pad", "ScatterElements", "Slice"} <= set(node_types(model))
@@ -119,7 +128,8 @@ def test_scatter_default_drops_out_of_range_updates():
 
 
 def test_scatter_clip_and_promise_are_scatter_elements():
-    data, updates = table(3, 5), table(3, 2)
+    rng = np.random.default_rng(9)
+    data, updates = table(rng, 3, 5), table(rng, 3, 2)
     indices = np.array([[9, 0], [-1, 2], [-7, 3]], np.int32)
     check_export(lambda x, i, u: dmljax.scatter(x, i, u, axis=1, mode="clip"), data, indices, updates,
                  exact_nodes=["Clip", "ScatterElements"])  # fmt: skip
@@ -129,7 +139,8 @@ def test_scatter_clip_and_promise_are_scatter_elements():
 
 
 def test_scatter_3d_unsigned_and_fill():
-    data, updates = table(2, 3, 4, dtype=np.int32), table(2, 2, 4, dtype=np.int32)
+    rng = np.random.default_rng(10)
+    data, updates = table(rng, 2, 3, 4, dtype=np.int32), table(rng, 2, 2, 4, dtype=np.int32)
     indices = np.array([[[0, 1, 2, 5], [2, 0, 1, 0]], [[1, 2, 0, 1], [0, 1, 9, 2]]], np.uint32)
     check_export(lambda x, i, u: dmljax.scatter_elements(x, i, u, 1, mode="drop"), data, indices, updates,
                  nodes=["ScatterElements", "Pad", "Slice"])  # fmt: skip
@@ -148,12 +159,14 @@ def test_scatter_3d_unsigned_and_fill():
     ],
 )
 def test_slice1_is_one_slice(offsets, sizes, strides, output_sizes):
-    x = table(1, 1, 4, 4)
+    rng = np.random.default_rng(11)
+    x = table(rng, 1, 1, 4, 4)
     check_export(lambda v: dmljax.slice1(v, offsets, sizes, strides, output_sizes), x, exact_nodes=["Slice"])
 
 
 def test_slice1_whole_input_is_identity():
-    x = table(2, 3)
+    rng = np.random.default_rng(12)
+    x = table(rng, 2, 3)
     model = dmljax.onnx.export(lambda v: dmljax.slice1(v, (0, 0), (2, 3), (1, 1)), x)
     (got,) = run(model, x)
     assert node_types(model) in ([], ["Identity"]) and np.array_equal(got, x)
@@ -180,7 +193,8 @@ UNEVEN = dmljax.TensorDesc("float32", (2, 3, 4), strides=(20, 6, 1))  # 6 does n
     ],
 )
 def test_read_tensor(desc, length, nodes):
-    buffer = table(length)
+    rng = np.random.default_rng(13)
+    buffer = table(rng, length)
     check_export(lambda b: dmljax.read_tensor(b, desc), buffer, nodes=nodes)
 
 
@@ -197,7 +211,8 @@ def test_read_tensor(desc, length, nodes):
     ],
 )
 def test_write_tensor_keeps_the_rest_of_the_buffer(desc, length, nodes):
-    buffer, value = table(length, dtype=np.int32), table(*desc.sizes, dtype=np.int32)
+    rng = np.random.default_rng(14)
+    buffer, value = table(rng, length, dtype=np.int32), table(rng, *desc.sizes, dtype=np.int32)
     check_export(lambda b, v: dmljax.write_tensor(b, desc, v), buffer, value, nodes=nodes)
 
 
@@ -214,24 +229,28 @@ def model_fn(embeddings, tokens, scores, picks, positions, rows, image_buffer):
     return window + rows + image.sum(axis=(1, 3))[:, :1]
 
 
-MODEL_ARGS = (
-    table(10, 7),
-    np.array([[1, 4, -1], [0, 9, 3]], np.int32),
-    table(2, 5),
-    np.array([[4, 0], [-1, 2]], np.int32),
-    np.array([[6, 2], [0, -3]], np.int32),
-    table(2, 3),
-    table(24),
-)
+def model_args():
+    """The model's arguments, the same in every test that calls it."""
+    rng = np.random.default_rng(0)
+    return (
+        table(rng, 10, 7),
+        np.array([[1, 4, -1], [0, 9, 3]], np.int32),
+        table(rng, 2, 5),
+        np.array([[4, 0], [-1, 2]], np.int32),
+        np.array([[6, 2], [0, -3]], np.int32),
+        table(rng, 2, 3),
+        table(rng, 24),
+    )
 
 
 def test_model_combining_the_operators():
     nodes = ["Gather", "GatherElements", "ScatterElements", "Slice", "Transpose"]
-    model = dmljax.onnx.export(model_fn, *MODEL_ARGS)
+    args = model_args()
+    model = dmljax.onnx.export(model_fn, *args)
     onnx.checker.check_model(model, full_check=True)
     assert set(nodes) <= set(node_types(model))
-    (got,) = run(model, *MODEL_ARGS)
-    want = np.asarray(jax.jit(model_fn)(*MODEL_ARGS))
+    (got,) = run(model, *args)
+    want = np.asarray(jax.jit(model_fn)(*args))
     # Data movement is exact; the float sums around it may associate differently.
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-5)
 
@@ -243,19 +262,22 @@ def test_model_data_movement_is_bit_exact():
         updated = dmljax.scatter(rows, positions, chosen, axis=1)
         return dmljax.slice1(updated, (0, 1), (2, 6), (1, -2)) + dmljax.read_tensor(image_buffer, NHWC)[:, :, 0, 0]
 
-    args = MODEL_ARGS[0], MODEL_ARGS[1], MODEL_ARGS[3], MODEL_ARGS[4], MODEL_ARGS[6]
+    embeddings, tokens, _, picks, positions, _, image_buffer = model_args()
+    args = embeddings, tokens, picks, positions, image_buffer
     check_export(movement, *args, nodes=["Gather", "GatherElements", "ScatterElements", "Slice", "Transpose"])
 
 
 def test_vmap_of_elementwise_operators_stays_one_node():
-    data, indices = table(4, 3, 5), RNG.integers(-5, 5, (4, 3, 2)).astype(np.int32)
+    rng = np.random.default_rng(15)
+    data, indices = table(rng, 4, 3, 5), rng.integers(-5, 5, (4, 3, 2)).astype(np.int32)
     fn = jax.vmap(lambda d, i: dmljax.gather_elements(d, i, axis=1, mode="promise_in_bounds"))
     check_export(fn, data, indices, exact_nodes=["GatherElements"])
     check_export(jax.vmap(lambda d: dmljax.slice1(d, (0, 1), (3, 4), (-1, 2))), data, exact_nodes=["Slice"])
 
 
 def test_vmap_of_gather_over_the_table_or_the_indices_stays_one_gather():
-    tables, indices = table(3, 6, 2), np.array([[5, -6], [0, 1]], np.int32)
+    rng = np.random.default_rng(16)
+    tables, indices = table(rng, 3, 6, 2), np.array([[5, -6], [0, 1]], np.int32)
     over_tables = jax.vmap(lambda t, i: dmljax.gather(t, i, axis=0, mode="promise_in_bounds"), in_axes=(0, None))
     check_export(over_tables, tables, indices, exact_nodes=["Gather"])
     over_indices = jax.vmap(lambda t, i: dmljax.gather(t, i, axis=0, mode="promise_in_bounds"), in_axes=(None, 0))
@@ -263,22 +285,26 @@ def test_vmap_of_gather_over_the_table_or_the_indices_stays_one_gather():
     both_indices = np.array([[5, -6], [0, 9], [1, -8]], np.int32)
     for mode in (None, "fill"):  # tables and indices batched: one Gather from the merged tables
         both = jax.vmap(lambda t, i, mode=mode: dmljax.gather(t, i, axis=1, mode=mode))
-        model = check_export(both, table(3, 2, 6), both_indices, nodes=["Gather"])
+        model = check_export(both, table(rng, 3, 2, 6), both_indices, nodes=["Gather"])
         assert node_types(model).count("Gather") == 1
     scatters = jax.vmap(lambda x, i, u: dmljax.scatter(x, i, u, axis=0, mode="clip"), in_axes=(0, None, 0))
-    model = check_export(scatters, table(2, 4, 3), np.array([[0, 3, -9]], np.int32), table(2, 1, 3), nodes=["Clip"])
+    model = check_export(
+        scatters, table(rng, 2, 4, 3), np.array([[0, 3, -9]], np.int32), table(rng, 2, 1, 3), nodes=["Clip"]
+    )
     assert node_types(model).count("ScatterElements") == 1
 
 
 def test_module_level_import_is_exported_too():
-    data, indices = table(5, 2), np.array([1, 3], np.int32)
+    rng = np.random.default_rng(17)
+    data, indices = table(rng, 5, 2), np.array([1, 3], np.int32)
     check_export(lambda d, i: imported_gather(d, i), data, indices, exact_nodes=["Clip", "Gather"])
 
 
 def test_jax2onnx_to_onnx_uses_the_plugins():
+    rng = np.random.default_rng(18)
     from jax2onnx import to_onnx
 
-    data, indices = table(4, 3), np.array([[0, 2, 1]], np.int32)
+    data, indices = table(rng, 4, 3), np.array([[0, 2, 1]], np.int32)
     fn = lambda d, i: dmljax.gather_elements(d, i, axis=0, mode="promise_in_bounds")  # noqa: E731
     model = to_onnx(fn, [jax.ShapeDtypeStruct(data.shape, data.dtype), jax.ShapeDtypeStruct(indices.shape, np.int32)])
     assert node_types(model) == ["GatherElements"]
@@ -287,14 +313,16 @@ def test_jax2onnx_to_onnx_uses_the_plugins():
 
 
 def test_opset_13_and_a_jitted_inner_function():
-    data, indices = table(4, 3), np.array([2, -1], np.int32)
+    rng = np.random.default_rng(19)
+    data, indices = table(rng, 4, 3), np.array([2, -1], np.int32)
     inner = jax.jit(lambda d, i: dmljax.gather(d, i, axis=1))
     check_export(lambda d, i: inner(d, i) * 2, data, indices, nodes=["Gather", "Clip"], opset=13)
 
 
 def test_jax_still_works_after_an_export():
-    """jax2onnx's patches of jax.numpy must not end up in dmljax's jit caches (the issue's second bug)."""
-    data, indices = table(3, 4), np.array([[0, 2, 1, 0]], np.int32)
+    """jax2onnx's patches of jax.numpy must not end up in dmljax's jit caches (an export once left them there)."""
+    rng = np.random.default_rng(20)
+    data, indices = table(rng, 3, 4), np.array([[0, 2, 1, 0]], np.int32)
     dmljax.onnx.export(lambda d, i: dmljax.gather(d, i, axis=0), data, indices)
     for fn in (dmljax.gather, dmljax.gather_elements):
         got = fn(jnp.asarray(data), jnp.asarray(indices), axis=0)
@@ -315,7 +343,8 @@ def test_jax_still_works_after_an_export():
     ids=["gather", "gather_elements", "scatter"],
 )
 def test_checked_mode_is_refused(fn):
-    data, indices = table(2, 3), np.zeros((2, 2), np.int32)
+    rng = np.random.default_rng(21)
+    data, indices = table(rng, 2, 3), np.zeros((2, 2), np.int32)
     with pytest.raises(
         dmljax.ValidationError, match=r"(gather|gather_elements|scatter): mode must not be 'checked'.*got mode="
     ):
@@ -348,7 +377,8 @@ def test_random_refusal_through_compile_operator():
 
 
 def test_validation_errors_are_dmljax_own():
-    data = table(2, 3)
+    rng = np.random.default_rng(22)
+    data = table(rng, 2, 3)
     with pytest.raises(dmljax.ValidationError, match=r"gather: axis must be in \[-2, 2\); got axis=5"):
         dmljax.onnx.export(lambda d, i: dmljax.gather(d, i, axis=5), data, np.zeros(2, np.int32))
     with pytest.raises(IndexError, match="gather: index 4 is out of bounds for axis 0 with size 2"):
@@ -357,10 +387,11 @@ def test_validation_errors_are_dmljax_own():
 
 @pytest.mark.parametrize("opset", [12, "23", True])
 def test_opset_must_be_13_or_more(opset):
+    rng = np.random.default_rng(23)
     with pytest.raises(
         dmljax.ValidationError, match=rf"dmljax.onnx.export: opset must be an integer >= 13; got opset={opset!r}"
     ):
-        dmljax.onnx.export(lambda d: d, table(2), opset=opset)
+        dmljax.onnx.export(lambda d: d, table(rng, 2), opset=opset)
 
 
 # --- a symbolic batch dimension --------------------------------------------------------------
@@ -368,25 +399,27 @@ def test_opset_must_be_13_or_more(opset):
 
 @pytest.mark.parametrize("mode", [None, "fill"])
 def test_symbolic_batch_dimension_gather(mode):
+    rng = np.random.default_rng(24)
     (batch,) = jax.export.symbolic_shape("B")
-    embeddings = table(5, 4)
+    embeddings = table(rng, 5, 4)
     fn = lambda t, i: dmljax.gather(t, i, mode=mode)  # noqa: E731
     model = dmljax.onnx.export(fn, embeddings, jax.ShapeDtypeStruct((batch, 3), np.int32))
     onnx.checker.check_model(model, full_check=True)
     assert model.graph.input[1].type.tensor_type.shape.dim[0].dim_param == "B"
     for rows in (1, 4):
-        tokens = RNG.integers(-7, 7, (rows, 3)).astype(np.int32)
+        tokens = rng.integers(-7, 7, (rows, 3)).astype(np.int32)
         (got,) = run(model, embeddings, tokens)
         assert got.tobytes() == np.asarray(jax.jit(fn)(embeddings, tokens)).tobytes()
 
 
 def test_symbolic_batch_dimension_scatter():
+    rng = np.random.default_rng(25)
     (batch,) = jax.export.symbolic_shape("B")
     fn = lambda x, i, u: dmljax.scatter(x, i, u, axis=1)  # noqa: E731
     specs = [jax.ShapeDtypeStruct((batch, 4), F32), jax.ShapeDtypeStruct((batch, 1), np.int32)]
     model = dmljax.onnx.export(fn, *specs, jax.ShapeDtypeStruct((batch, 1), F32))
     for rows in (1, 3):
-        args = table(rows, 4), RNG.integers(-5, 5, (rows, 1)).astype(np.int32), table(rows, 1)
+        args = table(rng, rows, 4), rng.integers(-5, 5, (rows, 1)).astype(np.int32), table(rng, rows, 1)
         (got,) = run(model, *args)
         assert got.tobytes() == np.asarray(jax.jit(fn)(*args)).tobytes()
 
@@ -413,11 +446,12 @@ def test_onnx_guide_snippet_runs_and_prints_the_documented_output():
 
 @pytest.mark.usefixtures("x64")
 def test_64_bit_types_under_enable_x64():
-    data, indices = table(5, 2, dtype=np.float64), np.array([[1, -1, 7]], np.int64)
+    rng = np.random.default_rng(26)
+    data, indices = table(rng, 5, 2, dtype=np.float64), np.array([[1, -1, 7]], np.int64)
     model = check_export(lambda d, i: dmljax.gather(d, i, axis=0, mode="fill"), data, indices, nodes=["Gather"])
     assert [i.type.tensor_type.elem_type for i in model.graph.input] == [
         onnx.TensorProto.DOUBLE,
         onnx.TensorProto.INT64,
     ]
-    args = table(4, 3, dtype=np.float64), np.array([[0, 2, 5]], np.uint64), table(1, 3, dtype=np.float64)
+    args = table(rng, 4, 3, dtype=np.float64), np.array([[0, 2, 5]], np.uint64), table(rng, 1, 3, dtype=np.float64)
     check_export(lambda x, i, u: dmljax.scatter(x, i, u, axis=0), *args, nodes=["Min", "Cast", "ScatterElements"])

@@ -112,7 +112,9 @@ def test_mulhi_is_the_high_word_under_jit_and_vmap_whatever_x64(multiplier, x64)
     assert {v.aval.dtype for eqn in jaxpr.eqns for v in (*eqn.invars, *eqn.outvars)} == {np.dtype(np.uint32)}
 
 
+@pytest.mark.hlo
 def test_philox_program_is_the_same_with_x64_on_and_off():
+    """If this fails: docs/design/philox-layout.md (the mulhi as one 64-bit multiply)."""
     counter, key = np.zeros(4, np.uint32), np.zeros(2, np.uint32)
     texts = []
     for x64 in (False, True):

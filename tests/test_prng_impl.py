@@ -76,6 +76,7 @@ def test_jit_and_vmap_equal_eager():
     np.testing.assert_array_equal(jax.random.key_data(folded), want)
 
 
+@pytest.mark.slow
 def test_jax_random_distributions_use_jax_conversions_of_the_bits():
     words = random_generator(STATE, (5,))[0]
     want = jax.lax.bitcast_convert_type(words >> 9 | np.uint32(0x3F800000), jnp.float32) - 1

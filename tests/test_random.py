@@ -1,4 +1,4 @@
-"""random_generator: DirectML's Philox stream layout, state chaining, seed 003, purity, errors."""
+"""random_generator: DirectML's Philox stream layout, state chaining, its page's example, purity, errors."""
 
 import math
 
@@ -76,21 +76,21 @@ def test_state_shape_is_kept_and_key_unchanged():
     np.testing.assert_array_equal(bits, random_generator(state.reshape(6), (1, 2, 3, 4))[0])
 
 
-# --- seed 003 -------------------------------------------------------------------------
+# --- the example of https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_random_generator_operator_desc
 
-SEED_003_COUNTER = 0x48656C6C_6F46726F_6D536561_74746C65
-SEED_003_SHAPE = (3, 3, 20, 7219)
+PAGE_COUNTER = 0x48656C6C_6F46726F_6D536561_74746C65
+PAGE_SHAPE = (3, 3, 20, 7219)
 
 
-def test_seed_003_rule_not_its_printed_result():
+def test_page_example_follows_the_rule_not_its_printed_result():
     # The page: ceil(3*3*20*7219 / 4) = 324,855 blocks, so the counter becomes ...'7479615c.
-    # It prints ...'746f776e, which is the counter *minus* 324,855 (SPEC, last section).
-    n = math.prod(SEED_003_SHAPE)
+    # It prints ...'746f776e, which is the counter *minus* 324,855: a misprint.
+    n = math.prod(PAGE_SHAPE)
     assert -(-n // 4) == 324_855
-    _, next_state = random_generator(state_of(SEED_003_COUNTER, ndim=4), SEED_003_SHAPE)
+    _, next_state = random_generator(state_of(PAGE_COUNTER, ndim=4), PAGE_SHAPE)
     got = reference.counter_value(np.asarray(next_state).reshape(-1)[:4])
-    assert got == 0x48656C6C_6F46726F_6D536561_7479615C == SEED_003_COUNTER + 324_855
-    assert 0x48656C6C_6F46726F_6D536561_746F776E == SEED_003_COUNTER - 324_855
+    assert got == 0x48656C6C_6F46726F_6D536561_7479615C == PAGE_COUNTER + 324_855
+    assert 0x48656C6C_6F46726F_6D536561_746F776E == PAGE_COUNTER - 324_855
 
 
 # --- an independent implementation: randomgen's C Philox -------------------------------
@@ -191,7 +191,7 @@ def test_make_state_rejects_out_of_range(seed, counter):
         make_state(seed, counter)
 
 
-def test_support_table_is_seed_003():
+def test_support_table_is_the_pages():
     fl3, fl4 = RANDOM_GENERATOR_SUPPORT
     assert fl3.state_dimension_counts == fl3.output_dimension_counts == (4,)
     assert fl4.state_dimension_counts == fl4.output_dimension_counts == tuple(range(1, 9))

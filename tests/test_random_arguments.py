@@ -1,4 +1,4 @@
-"""Argument validation of the Philox functions (issue #11): every rule, the function, the argument, the value."""
+"""Argument validation of the Philox functions: every rule, the function, the argument, the value."""
 
 import jax
 import jax.numpy as jnp

@@ -105,15 +105,19 @@ def compiled_ops(fn, op: str, dtype: str) -> int:
     return len(re.findall(rf"= {dtype}\[[\d,]*\]\S* {op}\(", hlo))
 
 
+@pytest.mark.hlo
 @pytest.mark.parametrize("shape", COMPILED_SHAPES.values(), ids=COMPILED_SHAPES.keys())
 def test_compiled_rounds_run_once_per_block(shape, cpu):
+    """If this fails: docs/design/philox-layout.md (one Philox block computed once for its four words)."""
     # Ten rounds of two widening multiplies, in one reduce: not repeated for each word of a block.
     for fn in (lambda s: random_generator(s, shape)[0], lambda s: uniform(s, shape)[0]):
         assert compiled_ops(fn, "multiply", "u64") == 2 * PHILOX_ROUNDS
 
 
+@pytest.mark.hlo
 @pytest.mark.parametrize("shape", COMPILED_SHAPES.values(), ids=COMPILED_SHAPES.keys())
 def test_compiled_box_muller_runs_once_per_pair(shape, cpu):
+    """If this fails: docs/design/philox-layout.md (Box-Muller once per pair inside the block reduce)."""
     # Two Box-Muller pairs a block, inside the reduce: a select among candidates must not recompute them.
     fn = lambda s: normal(s, shape)[0]  # noqa: E731
     assert compiled_ops(fn, "multiply", "u64") == 2 * PHILOX_ROUNDS
@@ -139,6 +143,7 @@ COUNTER = tuple(jnp.asarray(w, jnp.uint32) for w in np.asarray(STATE)[:4])
 KEY = tuple(jnp.asarray(w, jnp.uint32) for w in np.asarray(STATE)[4:])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
 def test_off_cpu_stream_matches_the_loop_oracle(shape):
     # What a GPU runs for a whole output (`_flat`) and for a device's tile (per-element rows).
@@ -150,6 +155,7 @@ def test_off_cpu_stream_matches_the_loop_oracle(shape):
     np.testing.assert_array_equal(rows, want)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 @pytest.mark.parametrize("shape", [(5, 63), (3, 8), (2, 3, 101)], ids=str)
 def test_off_cpu_distributions_equal_the_cpu_values(shape, dtype, cpu):
@@ -167,8 +173,10 @@ def lowered(fn, platform: str) -> str:
     return jax.export.export(jax.jit(fn), platforms=[platform])(STATE).mlir_module()
 
 
+@pytest.mark.hlo
 @pytest.mark.parametrize("shape", COMPILED_SHAPES.values(), ids=COMPILED_SHAPES.keys())
 def test_gpu_program_has_no_block_reduce(shape):
+    """If this fails: docs/design/philox-layout.md (why GPUs take the per-element branch)."""
     # Exported for CUDA (lowered here without a GPU): only the per-element branch is kept. On the
     # GPU the reduce of the CPU layout ran 6.6-13.9x JAX's philox4x32 time (module docstring).
     for fn in (lambda s: random_generator(s, shape)[0], lambda s: normal(s, shape)[0]):

@@ -14,6 +14,9 @@ import pytest
 
 from tests.multidevice import run_json
 
+# 8 host devices in a subprocess.
+pytestmark = pytest.mark.system
+
 # (function, shape, mesh shape, partition spec, pass out_sharding=)
 CASES = [
     ("random_generator", (64, 1000), (8,), (None, "x"), True),  # 125 columns a device: blocks cut
@@ -87,8 +90,10 @@ def results():
     return run_json(SCRIPT, json.dumps(CASES), timeout=600)
 
 
+@pytest.mark.hlo
 @pytest.mark.parametrize("case", range(len(CASES)), ids=[f"{c[0]}-{c[1]}-{c[2]}-{c[3]}" for c in CASES])
 def test_each_device_computes_its_own_tile(results, case):
+    """If this fails: docs/design/philox-layout.md (each device computes its own tile of the stream)."""
     result = results[case]
     assert result["same_values"] and result["same_state"]
     assert result["shards"] == 8

@@ -16,6 +16,9 @@ import pytest
 
 from tests.multidevice import host_devices_env, run_json
 
+# 8 host devices, and 2 processes, in subprocesses.
+pytestmark = pytest.mark.system
+
 # Shared by both scripts: `PID` (the process index) and `ROWS_PER_PROCESS` are set before it runs.
 OPERATORS = textwrap.dedent(
     """

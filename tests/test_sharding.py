@@ -15,6 +15,9 @@ import pytest
 
 from tests.multidevice import run_json
 
+# 8 host devices in subprocesses.
+pytestmark = pytest.mark.system
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 # (shape, partition spec) pairs; the first four hit the whole-block path, the rest the per-element path.
@@ -66,8 +69,10 @@ def sharded_results():
     return dict(zip(range(len(CASES)), run_json(SCRIPT, json.dumps(CASES)), strict=True))
 
 
+@pytest.mark.hlo
 @pytest.mark.parametrize("case", range(len(CASES)), ids=[f"{s}-{p}" for s, p in CASES])
 def test_sharded_bits_equal_single_device_without_collectives(sharded_results, case):
+    """If this fails: docs/design/philox-layout.md (each device computes its own tile of the stream)."""
     result = sharded_results[case]
     assert result["devices"] == 8 and result["shards"] == 8
     assert result["same_bits"] and result["same_state"]
@@ -111,7 +116,9 @@ def collective_run():
     return "\n".join(table), json.loads(raw)
 
 
+@pytest.mark.hlo
 def test_collectives_cover_every_operator_forward_and_backward(collective_run):
+    """If this fails: docs/design/per-platform-formulations.md (the multi-device formulations)."""
     results = collective_run[1]
     ops = {r["op"].split()[0].removeprefix("vmap(").removesuffix(")") for r in results}
     assert ops == {"gather", "gather_elements", "scatter", "random_generator", "dropout", "slice1"}
@@ -119,15 +126,19 @@ def test_collectives_cover_every_operator_forward_and_backward(collective_run):
     assert {r["mesh"] for r in results} == {"data", "data x model"}
 
 
+@pytest.mark.hlo
 def test_no_collectives_along_an_unsharded_axis(collective_run):
+    """If this fails: docs/design/per-platform-formulations.md (the multi-device formulations)."""
     for r in collective_run[1]:
         if (r["op"], r["mesh"], r["axis_sharded"]) not in NEEDED:
             assert not r["axis_sharded"], r
             assert r["fwd"] == {} and r["bwd"] in ({}, None), r
 
 
+@pytest.mark.hlo
 @pytest.mark.parametrize("key", sorted(NEEDED), ids=lambda k: f"{k[0]}-{k[1]}")
 def test_exactly_the_collectives_the_data_needs(collective_run, key):
+    """If this fails: docs/design/per-platform-formulations.md (the multi-device formulations)."""
     (result,) = [r for r in collective_run[1] if (r["op"], r["mesh"], r["axis_sharded"]) == key]
     assert (result["fwd"], result["bwd"]) == NEEDED[key]
 
@@ -143,7 +154,9 @@ def test_sharding_guide_table_is_the_scripts_output(collective_run):
     assert collective_run[0] in (ROOT / "docs" / "guides" / "sharding.md").read_text()
 
 
+@pytest.mark.hlo
 def test_data_parallel_training_step_has_only_the_gradient_all_reduce():
+    """If this fails: docs/design/per-platform-formulations.md (the multi-device formulations)."""
     env = dict(os.environ, JAX_PLATFORMS="cpu")
     env.pop("XLA_FLAGS", None)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])

@@ -1,4 +1,4 @@
-"""slice1 (DML_SLICE1): seed 001, loop oracle, lowering, transforms, errors."""
+"""slice1 (DML_SLICE1): the page's examples, loop oracle, lowering, transforms, errors."""
 
 import jax
 import jax.numpy as jnp
@@ -57,7 +57,9 @@ def test_64bit_under_x64(x64):
     np.testing.assert_array_equal(out, reference.slice1(data, [1, 0], [4, 6], [-2, 5]))
 
 
+@pytest.mark.hlo
 def test_lowers_to_slice_and_reverse_never_a_gather():
+    """If this fails: docs/design/strided-lowering.md (negative strides are a slice and a reverse)."""
     hlo = jax.jit(lambda x: dmljax.slice1(x, [0, 1], [4, 3], [-2, 2])).lower(jnp.zeros((4, 4))).as_text()
     assert "stablehlo.slice" in hlo and "stablehlo.reverse" in hlo
     assert "gather" not in hlo

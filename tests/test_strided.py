@@ -1,4 +1,7 @@
-"""read_tensor / write_tensor against seed 002's examples and the NumPy loop oracle."""
+"""read_tensor / write_tensor against the strides page's examples and the NumPy loop oracle.
+
+The page: https://learn.microsoft.com/en-us/windows/ai/directml/dml-strides
+"""
 
 import time
 
@@ -21,14 +24,14 @@ def letters(array) -> str:
     return "".join(chr(int(v)) for v in np.asarray(array).reshape(-1))
 
 
-# --- seed 002 --------------------------------------------------------------------------
+# --- the strides page's examples -------------------------------------------------------
 
 
-def test_seed002_row_major_hw():
+def test_strides_page_row_major_hw():
     assert letters(read_tensor(ABCDEF, TensorDesc("uint8", (2, 3)))) == "ABCDEF"
 
 
-def test_seed002_column_major_wh():
+def test_strides_page_column_major_wh():
     # Buffer A D B E C F holds the logical 2x3 tensor ABC/DEF with strides {1, 2}.
     buffer = np.array([ord(c) for c in "ADBECF"], np.uint8)
     assert letters(read_tensor(buffer, TensorDesc("uint8", (2, 3), strides=(1, 2)))) == "ABCDEF"
@@ -37,18 +40,18 @@ def test_seed002_column_major_wh():
     assert letters(written) == "ADBECF"
 
 
-def test_seed002_dhw_element_h():
+def test_strides_page_dhw_element_h():
     buffer = np.array([ord(c) for c in "ABCDEFGHIJKL"], np.uint8)
     tensor = read_tensor(buffer, TensorDesc("uint8", (2, 2, 3)))
     assert chr(int(tensor[1, 0, 1])) == "H"
 
 
-def test_seed002_broadcast_rows():
+def test_strides_page_broadcast_rows():
     out = read_tensor(ABCDEF[:3], TensorDesc("uint8", (2, 3), strides=(0, 1)))
     assert letters(out) == "ABCABC"
 
 
-def test_seed002_padded_rows():
+def test_strides_page_padded_rows():
     buffer = np.array([ord(c) for c in "ABCxxDEFxx"], np.uint8)
     assert letters(read_tensor(buffer, TensorDesc("uint8", (2, 3), strides=(5, 1)))) == "ABCDEF"
     # The buffer may stop right after the last element (8 elements, not 10).
@@ -59,7 +62,7 @@ def test_seed002_padded_rows():
     assert letters(written) == "ABCxxDEFxx"
 
 
-def test_seed002_nhwc_3x5():
+def test_strides_page_nhwc_3x5():
     # Logical NCHW {1, 1, 3, 5} stored NHWC: strides {15, 1, 5, 1}.
     values = np.arange(15, dtype=np.float32)
     desc = TensorDesc("float32", (1, 1, 3, 5), strides=packed_strides((1, 1, 3, 5), "NHWC"))
@@ -96,6 +99,7 @@ def random_desc(rng: np.random.Generator, dtype="float32") -> TensorDesc:
     return TensorDesc(dtype, sizes, strides=tuple(strides))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(4))
 def test_read_random_descriptors_match_oracle(seed):
     rng = np.random.default_rng(seed)
@@ -109,6 +113,7 @@ def test_read_random_descriptors_match_oracle(seed):
         np.testing.assert_array_equal(read(buffer, desc), expected)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(4))
 def test_write_random_descriptors_match_oracle(seed):
     rng = np.random.default_rng(100 + seed)
@@ -149,6 +154,7 @@ def test_64bit_types_without_x64_say_how_to_enable():
 # --- the cheap lowering is what runs ----------------------------------------------------
 
 
+@pytest.mark.hlo
 @pytest.mark.parametrize(
     ("sizes", "strides", "nested"),
     [
@@ -160,6 +166,7 @@ def test_64bit_types_without_x64_say_how_to_enable():
     ],
 )
 def test_layouts_lower_without_gather_when_nested(sizes, strides, nested):
+    """If this fails: docs/design/strided-lowering.md (nested layouts are slices and reshapes, others a gather)."""
     desc = TensorDesc("float32", sizes, strides=strides)
     assert plan_layout(desc.sizes, desc.strides).nested is nested
     buffer = jnp.zeros(desc.min_buffer_elements, jnp.float32)
@@ -219,6 +226,7 @@ def test_grad_of_broadcast_read_sums():
     np.testing.assert_allclose(grad, np.arange(12.0).reshape(4, 3).sum(0))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strides", [None, (1, 2), (0, 1), (5, 1), (1, 1)])
 def test_check_grads_read_and_write(strides):
     desc = TensorDesc("float32", (2, 3), strides=strides)
@@ -274,15 +282,17 @@ _HAND_WRITTEN = [
 ]
 
 
+@pytest.mark.hlo
 @pytest.mark.parametrize(("name", "sizes", "layout", "hand_written"), _HAND_WRITTEN, ids=[c[0] for c in _HAND_WRITTEN])
 def test_read_compiles_to_the_hand_written_ops(name, sizes, layout, hand_written, cpu):
+    """If this fails: docs/design/strided-lowering.md (each layout's hand-written equivalent)."""
     strides = packed_strides(sizes, layout) if isinstance(layout, str) else layout
     desc = TensorDesc("float32", sizes, strides=strides)
     buffer = jnp.zeros(desc.min_buffer_elements, jnp.float32)
     assert _opcodes(lambda b: read_tensor(b, desc), buffer) == _opcodes(hand_written, buffer)
 
 
-# --- offsets past 2**31 (issue #11) ---------------------------------------------------------
+# --- offsets past 2**31 -------------------------------------------------------------------
 
 # Interleaved: no dimension's stride reaches past the other's extent, so both stay in the
 # offsets core; the largest offset is 3 * 2**30 + 1, inside [2**31, 2**32).
@@ -379,7 +389,7 @@ def test_split_layouts_read_and_write_match_oracle(sizes, strides):
             np.testing.assert_array_equal(write_tensor(buffer, desc, value), expected)
 
 
-# --- aliasing (issue #11) --------------------------------------------------------------------
+# --- aliasing ------------------------------------------------------------------------------
 
 
 def test_has_aliasing_matches_brute_force():
@@ -407,7 +417,7 @@ def test_aliasing_of_16m_interleaved_elements_is_fast(sizes, strides, aliases):
     assert time.perf_counter() - start < 5.0
 
 
-# --- jax.export (issue #13) ---------------------------------------------------------------
+# --- jax.export -------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("strides", [None, (1, 2), (5, 1), (1, 1), (0, 1)], ids=str)
@@ -428,13 +438,15 @@ def test_export_serialises_and_runs(strides):
 
 
 def _concat_padded_write(buffer, value):
-    """The fastest padded-row write found (issue #12): value rows next to the buffer's pad columns."""
+    """The fastest padded-row write found: value rows next to the buffer's pad columns."""
     full = jnp.pad(buffer, (0, 8)).reshape(2, 16, 8, 40)
     rows = jnp.concatenate([value, full[..., 32:]], axis=3)
     return rows.reshape(-1)[: buffer.shape[0]]
 
 
+@pytest.mark.hlo
 def test_padded_write_compiles_to_one_concatenate(cpu):
+    """If this fails: docs/design/strided-lowering.md (a padded write is one concatenate)."""
     desc = TensorDesc("float32", (2, 16, 8, 32), strides=(16 * 8 * 40, 8 * 40, 40, 1))
     buffer = jnp.zeros(desc.min_buffer_elements, jnp.float32)
     value = jnp.ones(desc.sizes, jnp.float32)
@@ -444,6 +456,7 @@ def test_padded_write_compiles_to_one_concatenate(cpu):
     np.testing.assert_array_equal(write_tensor(buffer, desc, value), _concat_padded_write(buffer, value))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("length", [78, 80], ids=["short-of-whole-rows", "whole-rows"])
 def test_split_offsets_path_under_grad_and_vmap(length):
     # A batch of 8 interleaved (3, 2) tensors in rows of 10 (logical dimension 1 is the batch).
@@ -462,7 +475,7 @@ def test_split_offsets_path_under_grad_and_vmap(length):
     np.testing.assert_array_equal(read_tensor(buffer, desc), expected)
 
 
-# --- NHWC -> NCHW in two passes on XLA CPU (issue #12) ----------------------------------------
+# --- NHWC -> NCHW in two passes on XLA CPU --------------------------------------------------
 
 _BIG_NHWC = TensorDesc("float32", (1, 16, 2048, 256), packed_strides((1, 16, 2048, 256), "NHWC"))  # 32 MiB
 
@@ -471,7 +484,9 @@ def _fusions(text: str) -> list[str]:
     return [line for line in text.splitlines() if " fusion(" in line]
 
 
+@pytest.mark.hlo
 def test_big_nhwc_read_compiles_to_two_passes_on_cpu(cpu):
+    """If this fails: docs/design/tiled-transpose.md (the two passes and the conditional that keeps them apart)."""
     # Pass 1 inside a conditional (two identical branches, one tile-transposing fusion each),
     # pass 2 after it. If XLA ever folds the conditional or fuses across it, this fails.
     assert _BIG_NHWC.element_count * 4 >= config.tiled_transpose_two_pass_min_bytes
@@ -485,6 +500,7 @@ def test_big_nhwc_read_compiles_to_two_passes_on_cpu(cpu):
     assert "(f32[1,32768,256]{2,1,0}) conditional(" in entry
 
 
+@pytest.mark.slow
 def test_big_nhwc_read_bits_and_gradient():
     rng = np.random.default_rng(12)
     host = rng.standard_normal(_BIG_NHWC.element_count).astype(np.float32)
@@ -498,9 +514,11 @@ def test_big_nhwc_read_bits_and_gradient():
     np.testing.assert_array_equal(grad, cotangent.transpose(0, 2, 3, 1).reshape(-1))
 
 
+@pytest.mark.hlo
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "int8", "uint16", "float32", "int32"])
 @pytest.mark.parametrize("k", [0, 1])
 def test_two_pass_transpose_is_bit_exact_for_every_width(dtype, k):
+    """If this fails: docs/design/tiled-transpose.md (the two passes and the conditional that keeps them apart)."""
     # min_bytes=0 forces the conditional on a small tensor; the batch axes stay outside.
     np_dtype = np.dtype(jnp.dtype(dtype))
     shape = (3, 2, 8, 64 // np_dtype.itemsize, 5)  # 8 tiles of 64 bytes per batch row
@@ -515,6 +533,7 @@ def test_two_pass_transpose_is_bit_exact_for_every_width(dtype, k):
     np.testing.assert_array_equal(out.view(np.uint8), np.ascontiguousarray(host.transpose(perm)).view(np.uint8))
 
 
+@pytest.mark.slow
 def test_two_pass_transpose_under_vmap_and_jvp():
     x = jnp.arange(2 * 64 * 3, dtype=jnp.float32).reshape(2, 64, 3)
     expected = np.asarray(x).transpose(0, 2, 1)
@@ -528,7 +547,9 @@ def test_two_pass_transpose_under_vmap_and_jvp():
         check_grads(lambda v: _inner_axis_out(v, 1), (wide,), order=2, modes=("fwd", "rev"))
 
 
+@pytest.mark.hlo
 def test_big_nhwc_read_is_one_plain_transpose_for_gpus():
+    """If this fails: docs/design/tiled-transpose.md (GPUs keep the plain transpose)."""
     # Exported for CUDA (lowered here without a GPU), only the default branch is kept.
     buffer = jax.ShapeDtypeStruct((_BIG_NHWC.element_count,), jnp.float32)
     read = jax.jit(lambda b: read_tensor(b, _BIG_NHWC))

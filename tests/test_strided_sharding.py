@@ -1,4 +1,4 @@
-"""Batch-sharded strided buffers (issue #10): 8 host devices in a subprocess, no collectives, same bits."""
+"""Batch-sharded strided buffers : 8 host devices in a subprocess, no collectives, same bits."""
 
 import json
 import textwrap
@@ -6,6 +6,9 @@ import textwrap
 import pytest
 
 from tests.multidevice import run_json
+
+# 8 host devices in a subprocess.
+pytestmark = pytest.mark.system
 
 # (sizes, strides, buffer length): the batch dimension is outermost in the buffer and each
 # device's shard of the flat buffer holds whole batch rows.
@@ -62,8 +65,10 @@ def sharded_results():
     return run_json(SCRIPT, json.dumps(CASES))
 
 
+@pytest.mark.hlo
 @pytest.mark.parametrize("case", range(len(CASES)), ids=[f"{s}-{t}" for s, t, _ in CASES])
 def test_batch_sharded_offsets_path_stays_local(sharded_results, case):
+    """If this fails: docs/design/strided-lowering.md (the offsets path and why it stays per shard)."""
     result = sharded_results[case]
     assert result["devices"] == 8 and result["read_shards"] == 8
     assert result["same_read"] and result["same_write"]

@@ -1,4 +1,7 @@
-"""TensorDesc, calc_buffer_tensor_size, packed_strides, DataType, FeatureLevel (SPEC §1, seed 002)."""
+"""TensorDesc, calc_buffer_tensor_size, packed_strides, DataType, FeatureLevel (the strides page).
+
+Worked examples: https://learn.microsoft.com/en-us/windows/ai/directml/dml-strides
+"""
 
 import jax.numpy as jnp
 import numpy as np
@@ -8,23 +11,23 @@ import dmljax
 from dmljax import DataType, FeatureLevel, TensorDesc, ValidationError, calc_buffer_tensor_size, packed_strides
 from tests import reference
 
-# --- seed 002's worked examples -------------------------------------------------------
+# --- the strides page's worked examples ----------------------------------------------
 
 
-def test_seed002_dhw_offset_of_h_is_7():
+def test_strides_page_dhw_offset_of_h_is_7():
     # 2x2x3 "DHW": strides {6, 3, 1}; element H at (d=1, h=0, w=1) is at offset 7.
     desc = TensorDesc("uint8", (2, 2, 3))
     assert desc.strides == (6, 3, 1)
     assert reference.offset((1, 0, 1), desc.strides) == 7
 
 
-def test_seed002_nchw_explicit_and_nhwc_strides():
+def test_strides_page_nchw_explicit_and_nhwc_strides():
     assert packed_strides((1, 1, 3, 5)) == (15, 15, 5, 1)
     assert packed_strides((1, 1, 3, 5), layout="NCHW") == (15, 15, 5, 1)
     assert packed_strides((1, 1, 3, 5), layout="NHWC") == (15, 1, 5, 1)
 
 
-def test_seed002_column_major_wh():
+def test_strides_page_column_major_wh():
     assert packed_strides((2, 3), layout="WH") == (1, 2)
     assert packed_strides((2, 3), layout="HW") == (3, 1)
 
@@ -45,7 +48,7 @@ def test_packed_strides_layouts(sizes, layout, expected):
     assert desc.is_packed
 
 
-def test_seed002_broadcast_and_padding_are_not_packed():
+def test_strides_page_broadcast_and_padding_are_not_packed():
     broadcast = TensorDesc("float32", (2, 3), strides=(0, 1))
     padded = TensorDesc("float32", (2, 3), strides=(5, 1))
     assert not broadcast.is_packed and broadcast.has_aliasing

@@ -33,6 +33,7 @@ def avx512(monkeypatch):
     monkeypatch.setattr(vector_width, "host_has_avx512", lambda: True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", CALLS)
 def test_eager_call_on_an_avx512_host_runs_the_wide_twin_with_the_same_values(name, avx512, cpu):
     call, wide = CALLS[name]
@@ -45,6 +46,7 @@ def test_eager_call_on_an_avx512_host_runs_the_wide_twin_with_the_same_values(na
     np.testing.assert_array_equal(next_state, plain_state)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", CALLS)
 def test_calls_inside_a_trace_never_take_the_wide_twin(name, avx512):
     # A nested jit with compiler_options raises in JAX: jit, vmap and grad-free traces must run the plain twin.
