@@ -2,11 +2,15 @@
 
 Tiers: ``python -m pytest`` runs the fast tier, everything but the tests marked ``slow``
 or ``system`` (markers registered in ``pyproject.toml``); ``python -m pytest --full``
-runs the whole suite, as CI does. A ``-m`` expression, when given, picks the tests
-instead (``-m system`` runs only those, ``-m hlo`` the compiled-HLO guards).
+runs the whole suite, as CI does, spread over the machine's cores (at most 8) with
+pytest-xdist unless ``-n`` is given (``--dist loadfile``: each module on one worker, so a
+module-scoped fixture's subprocess runs once; not ``loadgroup``, which pytest 9.2 breaks,
+https://github.com/pytest-dev/pytest-xdist/issues/1386). A ``-m`` expression, when given,
+picks the tests instead (``-m system`` runs only those, ``-m hlo`` the compiled-HLO guards).
 """
 
 import importlib.util
+import os
 
 import jax.numpy as jnp
 import numpy as np
@@ -19,6 +23,16 @@ def pytest_addoption(parser):
     parser.addoption(
         "--full", action="store_true", help="run the whole suite, the slow and system tests too (default: fast tier)"
     )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """``--full`` without ``-n``: pytest-xdist on every core, at most 8 (runs before xdist's own hook)."""
+    if not config.getoption("--full") or hasattr(config, "workerinput") or not config.pluginmanager.hasplugin("xdist"):
+        return
+    if config.getoption("numprocesses") is None and config.getoption("dist") == "no":
+        config.option.numprocesses = min(os.cpu_count() or 1, 8)
+        config.option.dist = "loadfile"
 
 
 def pytest_collection_modifyitems(config, items):

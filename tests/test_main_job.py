@@ -8,7 +8,7 @@ import importlib
 import json
 import subprocess
 import sys
-import time
+import types
 
 import jax
 import numpy as np
@@ -216,14 +216,23 @@ def test_torch_random_contender_gives_32_bits():
 def test_pipelined_rounds_wait_once_a_round_and_per_call_rounds_each_call(pipelined, monkeypatch):
     from dmljax.bench import _harness
 
-    calls, waits = [], []
+    calls, waits, clock = [], [], [0.0]
     monkeypatch.setattr(_harness, "block", lambda value: waits.append(value) or value)
-    case = Case("g", "op", 8, {"a": lambda: calls.append(time.sleep(0.001)) or len(calls)}, "a")
+    # A virtual clock each call advances by 1 ms: the calibration sees 1 ms whatever the load.
+    monkeypatch.setattr(_harness, "time", types.SimpleNamespace(perf_counter=lambda: clock[0]))
+
+    def contender():
+        clock[0] += 0.001
+        calls.append(None)
+        return len(calls)
+
     rounds = 3
-    result = _harness.run_case(case, rounds=rounds, min_round_s=0.01, pipelined=pipelined)
-    assert len(result.samples_s["a"]) == rounds
+    result = _harness.run_case(
+        Case("g", "op", 8, {"a": contender}, "a"), rounds=rounds, min_round_s=0.01, pipelined=pipelined
+    )
+    assert result.samples_s["a"] == pytest.approx([0.001] * rounds)
     timed_calls, timed_waits = len(calls) - 2, len(waits) - 2  # after the compile and calibration calls
-    assert timed_calls >= 6  # several calls a round (1 ms each, 10 ms a round)
+    assert timed_calls == rounds * 10  # 10 calls of 1 ms fill a round of 10 ms
     assert timed_waits == (rounds if pipelined else timed_calls)
     assert _harness.pipelined_default() == (jax.default_backend() != "cpu")
 
