@@ -9,6 +9,7 @@ The descriptor layer validates against these rows; the array functions accept mo
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from dmljax._core.dtypes import DataType
 from dmljax._descriptors.feature_levels import FeatureLevel
@@ -50,8 +51,11 @@ class SupportRow:
     index_types: tuple[DataType, ...] = ()
 
 
-def support_at(table: tuple[SupportRow, ...], level: FeatureLevel) -> SupportRow | None:
+def support_at(table: tuple[Any, ...], level: FeatureLevel) -> Any:
     """The row of ``table`` that applies at ``level``, or ``None`` before the operator exists.
+
+    ``table``: rows with a ``level`` attribute (`SupportRow`, or an operator's own kind of
+    row), oldest first.
 
     Examples:
       >>> from dmljax._descriptors.scatter import SCATTER_SUPPORT

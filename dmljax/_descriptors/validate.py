@@ -22,7 +22,7 @@ from dmljax._core.errors import ValidationError, fail
 from dmljax._core.limits import MAX_TENSOR_ELEMENTS
 from dmljax._descriptors.feature_levels import FeatureLevel
 from dmljax._descriptors.registry import lookup
-from dmljax._descriptors.support import SupportRow
+from dmljax._descriptors.support import SupportRow, support_at
 from dmljax._ops.indices import check_sizes_except_axis
 
 __all__ = [
@@ -67,13 +67,13 @@ def validate_operator_desc(desc: Any, level: FeatureLevel) -> None:
 
 
 def support_row(check: Check, table: Any) -> Any:
-    """The table's row at the level (a tuple of rows with ``.level``, oldest first)."""
-    applicable = [row for row in table if row.level <= check.level]
-    if not applicable:
+    """The table's row at the level (`support_at`); an error before the operator exists."""
+    row = support_at(table, check.level)
+    if row is None:
         first = table[0].level
         rule = f"be at least {first} ({check.struct} was introduced in DML_FEATURE_LEVEL_{first.name[3:]})"
         raise fail(check.struct, "feature_level", rule, str(check.level))
-    return applicable[-1]
+    return row
 
 
 def _dims(row: SupportRow) -> tuple[int, ...]:
