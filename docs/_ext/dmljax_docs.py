@@ -48,12 +48,22 @@ def _defining_module(module_name: str, name: str) -> str:
 
 
 def attribute_docstring(module_name: str, name: str) -> str:
-    """The docstring written after ``name = ...`` in the module that defines ``module_name.name``."""
-    from sphinx.pycode import ModuleAnalyzer
+    """The docstring written after ``name = ...`` in the module that defines ``module_name.name``.
 
+    Read with `ast`, as Sphinx reads attribute docstrings, so the tests need no Sphinx.
+    """
     source = _defining_module(module_name, name)
-    docs = ModuleAnalyzer.for_module(source).find_attr_docs()
-    return "\n".join(docs.get(("", name), [])).strip()
+    body = ast.parse(inspect.getsource(importlib.import_module(source))).body
+    for node, following in zip(body, body[1:], strict=False):
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
+        if not any(isinstance(target, ast.Name) and target.id == name for target in targets):
+            continue
+        if isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant):
+            if isinstance(following.value.value, str):
+                return inspect.cleandoc(following.value.value).strip()
+    return ""
 
 
 def own_docstring(module_name: str, name: str) -> str:
