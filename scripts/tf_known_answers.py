@@ -9,7 +9,9 @@ TensorFlow's CPU kernels (default algorithm: Philox) return: the key and counter
 ``StatelessRandomGetKeyCounter``; full-range ``uint32`` (the raw Philox words), ``int32``
 and ``int64`` (``stateless_random_uniform`` with ``minval=maxval=None``); uniform floats
 (float16, bfloat16, float32, float64); integers in a range (``StatelessRandomUniformInt``,
-int32 and int64); normals (float16, bfloat16, float32, float64). Floats are stored as
+int32 and int64); normals (float16, bfloat16, float32, float64); uniforms on
+``UNIFORM_RANGE`` and normals with ``NORMAL_MEAN_STDDEV`` (a multiply, then an add); and
+``stateless_dropout`` of ``DROPOUT_X`` at each of ``DROPOUT_RATES``. Floats are stored as
 their bit patterns in hex, integers in a range in decimal, every value in row-major
 order, so the tests compare dmljax with TensorFlow bit for bit without TensorFlow.
 """
@@ -29,6 +31,12 @@ CASES = [((1, 2), (3, 7)), ((-1, 5), (4, 5)), ((2**31 - 1, -(2**31)), (2, 3, 3))
 # [minval, maxval) of the integers in a range: not powers of two, so the modulo matters.
 RANGES = {"int32": (-7, 1000), "int64": (-(2**40), 2**41 + 5)}
 FLOATS = ["float16", "bfloat16", "float32", "float64"]
+# Not powers of two, so the multiply and the add each round.
+UNIFORM_RANGE = (-1.3, 2.4)
+NORMAL_MEAN_STDDEV = (0.7, 1.9)
+# Rates whose 1 / (1 - rate) rounds differently in double and in float16/bfloat16/float32.
+DROPOUT_RATES = (0.3333, 0.7, 0.9)
+DROPOUT_X = 1.5
 # Bit-pattern views (bfloat16 through tf.bitcast: numpy has no bfloat16; signed ints in two's complement).
 BITS = {"float16": np.uint16, "bfloat16": np.uint16, "float32": np.uint32, "float64": np.uint64}
 BITS |= {"uint32": np.uint32, "int32": np.uint32, "int64": np.uint64}
@@ -62,6 +70,17 @@ def outputs(seed: tuple[int, int], shape: tuple[int, ...]) -> dict[tuple[str, st
     for dtype in FLOATS:
         values = tf.random.stateless_normal(shape, s, dtype=getattr(tf, dtype))
         out["normal", dtype] = block(bit_patterns(values, dtype), WIDTH[dtype])
+    for dtype in FLOATS:
+        lo, hi = UNIFORM_RANGE
+        values = tf.random.stateless_uniform(shape, s, minval=lo, maxval=hi, dtype=getattr(tf, dtype))
+        out["uniform_range", dtype] = block(bit_patterns(values, dtype), WIDTH[dtype])
+        mean, stddev = NORMAL_MEAN_STDDEV
+        values = tf.random.stateless_normal(shape, s, mean=mean, stddev=stddev, dtype=getattr(tf, dtype))
+        out["normal_mean_stddev", dtype] = block(bit_patterns(values, dtype), WIDTH[dtype])
+        x = tf.fill(shape, tf.constant(DROPOUT_X, getattr(tf, dtype)))
+        for rate in DROPOUT_RATES:
+            values = tf.nn.experimental.stateless_dropout(x, rate=rate, seed=s)
+            out[f"dropout_{rate}", dtype] = block(bit_patterns(values, dtype), WIDTH[dtype])
     return out
 
 
@@ -92,6 +111,13 @@ CASES = [
 # [minval, maxval) of the "randint" cases (tf.random.stateless_uniform with an integer dtype).
 RANGES = {{{ranges}}}
 
+# The "uniform_range" (minval, maxval), the "normal_mean_stddev" (mean, stddev), and the
+# "dropout_<rate>" cases: stateless_dropout(fill(shape, DROPOUT_X), rate, seed).
+UNIFORM_RANGE = {UNIFORM_RANGE!r}
+NORMAL_MEAN_STDDEV = {NORMAL_MEAN_STDDEV!r}
+DROPOUT_RATES = {DROPOUT_RATES!r}
+DROPOUT_X = {DROPOUT_X!r}
+
 # seed -> StatelessRandomGetKeyCounter: (key, counter[0], counter[1]) as uint64.
 KEY_COUNTER = {{''')
     for seed, _ in CASES:
@@ -103,7 +129,8 @@ KEY_COUNTER = {{''')
     print("# (op, dtype, seed, shape) -> TensorFlow's values in row-major order:")
     print("#   full_int: stateless_uniform(shape, seed, minval=None, maxval=None, dtype) (uint32: the Philox words);")
     print("#   uniform: stateless_uniform(shape, seed, dtype=dtype); randint: the same with RANGES[dtype];")
-    print("#   normal: stateless_normal(shape, seed, dtype=dtype).")
+    print("#   normal: stateless_normal(shape, seed, dtype=dtype); uniform_range, normal_mean_stddev: the same with")
+    print("#   UNIFORM_RANGE, NORMAL_MEAN_STDDEV; dropout_<rate>: stateless_dropout(fill(shape, DROPOUT_X), rate, seed).")
     print("OUTPUTS = {")
     for seed, shape in CASES:
         for (op, dtype), text in outputs(seed, shape).items():

@@ -67,7 +67,7 @@ def test_normal_is_box_muller_over_word_pairs():
     got, next_state = normal(STATE, (7,))
     w = words(STATE, 8)
     u1, u2 = np.maximum(unit32(w[0::2]), np.float32(1e-7)), unit32(w[1::2])
-    radius, angle = np.sqrt(-2 * np.log(u1)), np.float32(2 * np.pi) * u2
+    radius, angle = np.sqrt(-2 * np.log(u1)), (np.float64(2 * np.pi) * u2.astype(np.float64)).astype(np.float32)
     want = np.stack([np.sin(angle) * radius, np.cos(angle) * radius], axis=1).reshape(-1)[:7]
     np.testing.assert_allclose(got, want, rtol=2e-6, atol=2e-6)
     assert blocks_moved(STATE, next_state) == 2

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dmljax import ValidationError, philox4x32_10
-from dmljax._random.philox import PHILOX_M4X32_0, PHILOX_M4X32_1, _mulhi, add_128
+from dmljax._random.philox import PHILOX_M4X32_0, PHILOX_M4X32_1, add_128, mulhi
 from tests import reference
 
 # Random123 examples/kat_vectors, "philox4x32 10": counter, key, expected output.
@@ -101,9 +101,9 @@ def test_mulhi_is_the_high_word_under_jit_and_vmap_whatever_x64(multiplier, x64)
     want = ((x.astype(np.uint64) * np.uint64(multiplier)) >> np.uint64(32)).astype(np.uint32)
     before = jax.config.jax_enable_x64
     with jax.enable_x64(x64):
-        mulhi = functools.partial(_mulhi, multiplier)
-        results = [mulhi(x), jax.jit(mulhi)(x), jax.vmap(mulhi)(x.reshape(8, 8)).ravel()]
-        jaxpr = jax.make_jaxpr(mulhi)(x).jaxpr
+        high = functools.partial(mulhi, multiplier)
+        results = [high(x), jax.jit(high)(x), jax.vmap(high)(x.reshape(8, 8)).ravel()]
+        jaxpr = jax.make_jaxpr(high)(x).jaxpr
     assert jax.config.jax_enable_x64 == before
     for got in results:
         assert got.dtype == jnp.uint32

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from jax import lax
 
-from dmljax import normal, randint, random_generator, state_from_tf_seed, uniform
+from dmljax import dropout, normal, randint, random_generator, state_from_tf_seed, uniform
 from tests import tf_known_answers as known
 
 # Unsigned views of each dtype's bits (the constants are bit patterns).
@@ -22,11 +22,12 @@ BITS |= {"uint32": np.uint32, "int32": np.uint32, "int64": np.uint64}
 NUMPY = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float32": np.float32, "float64": np.float64}
 SEED_IDS = [f"seed={list(seed)}-shape={shape}" for seed, shape in known.CASES]
 
-# float32 normals: XLA's log, sin and cos are not the C library's that TensorFlow's kernel
-# calls, so some values differ in the last bits (about a third of them today, by up to 33
-# ulp here). What holds today, to tighten to 0 and 1.0 when they are made exact:
-NORMAL_FLOAT32_MAX_ULP = 48
-NORMAL_FLOAT32_MIN_EXACT_FRACTION = 0.5
+# float32 normals: dmljax forms each step of TensorFlow's Box-Muller in TensorFlow's
+# precision (the angle in double, rounded once), but XLA's log, sin and cos are not the C
+# library's that TensorFlow's kernel calls, so a few values differ in their last bits:
+# the bounds the docs promise (about 93% exact over 500,000 values of 5 seeds).
+NORMAL_FLOAT32_MAX_ULPS_OF_ONE = 4  # |dmljax - TensorFlow| <= 4 ulp of max(|x|, 1)
+NORMAL_FLOAT32_MIN_EXACT_FRACTION = 0.9
 
 
 def want_bits(op: str, dtype: str, seed, shape) -> np.ndarray:
@@ -88,21 +89,51 @@ def test_normal_is_tensorflows_bit_for_bit(seed, shape, dtype, x64):
     np.testing.assert_array_equal(bits_of(got, dtype), want_bits("normal", dtype, seed, shape))
 
 
-def ulps_apart(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """How many float32 values lie between ``a`` and ``b`` (their bits as a monotone integer scale)."""
-    ordinal = lambda x: np.where(x.view(np.int32) < 0, np.int64(-(2**31)) - x.view(np.int32), x.view(np.int32))  # noqa: E731
-    return np.abs(ordinal(a).astype(np.int64) - ordinal(b).astype(np.int64))
+def ulps_of_one(got: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """``|got - want|`` in float32 ulps of ``max(|want|, 1)``."""
+    scale = np.maximum(np.abs(want.astype(np.float64)), 1.0)
+    return np.abs(got.astype(np.float64) - want.astype(np.float64)) / 2.0 ** (np.floor(np.log2(scale)) - 23)
 
 
-def test_normal_float32_is_tensorflows_to_a_few_ulp(cpu):
-    """Every value within ``NORMAL_FLOAT32_MAX_ULP`` ulp, and at least the stated fraction exact (XLA CPU)."""
+@pytest.mark.parametrize("op", ["normal", "normal_mean_stddev"])
+def test_normal_float32_is_tensorflows_but_for_the_last_bits_of_log_sin_cos(op, cpu):
+    """Within 4 ulp of max(|x|, 1) everywhere, and at least 90% exact (XLA CPU)."""
     exact = total = 0
+    mean, stddev = known.NORMAL_MEAN_STDDEV if op == "normal_mean_stddev" else (0.0, 1.0)
     for seed, shape in known.CASES:
-        got = np.asarray(normal(state_from_tf_seed(list(seed)), shape, jnp.float32)[0]).reshape(-1)
-        want = want_bits("normal", "float32", seed, shape).view(np.float32)
-        distance = ulps_apart(got, want)
-        assert distance.max() <= NORMAL_FLOAT32_MAX_ULP, f"seed={list(seed)}: {distance.tolist()}"
-        exact, total = exact + int(np.sum(distance == 0)), total + got.size
+        got = np.asarray(normal(state_from_tf_seed(list(seed)), shape, jnp.float32, mean, stddev)[0]).reshape(-1)
+        want = want_bits(op, "float32", seed, shape).view(np.float32)
+        distance = ulps_of_one(got, want)
+        assert distance.max() <= NORMAL_FLOAT32_MAX_ULPS_OF_ONE, f"seed={list(seed)}: {distance.tolist()}"
+        exact, total = exact + int(np.sum(got == want)), total + got.size
     assert exact / total >= NORMAL_FLOAT32_MIN_EXACT_FRACTION, (
         f"{exact} of {total} float32 normals exactly TensorFlow's"
     )
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float64"])
+@pytest.mark.parametrize(("seed", "shape"), known.CASES, ids=SEED_IDS)
+def test_normal_with_mean_and_stddev_is_tensorflows_bit_for_bit(seed, shape, dtype, x64):
+    """``z * stddev + mean`` rounds twice, as TensorFlow's Mul and AddV2 kernels do (no FMA)."""
+    mean, stddev = known.NORMAL_MEAN_STDDEV
+    got, _ = normal(state_from_tf_seed(list(seed)), shape, dtype, mean, stddev)
+    np.testing.assert_array_equal(bits_of(got, dtype), want_bits("normal_mean_stddev", dtype, seed, shape))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize(("seed", "shape"), known.CASES, ids=SEED_IDS)
+def test_uniform_on_a_range_is_tensorflows_bit_for_bit(seed, shape, dtype, x64):
+    """``u * (maxval - minval) + minval`` rounds twice, as TensorFlow's Mul and AddV2 kernels do (no FMA)."""
+    minval, maxval = known.UNIFORM_RANGE
+    got, _ = uniform(state_from_tf_seed(list(seed)), shape, dtype, minval, maxval)
+    np.testing.assert_array_equal(bits_of(got, dtype), want_bits("uniform_range", dtype, seed, shape))
+
+
+@pytest.mark.parametrize("rate", known.DROPOUT_RATES)
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize(("seed", "shape"), known.CASES, ids=SEED_IDS)
+def test_dropout_is_tensorflows_bit_for_bit(seed, shape, dtype, rate, x64):
+    """A Python rate: the mask ``u >= rate`` and the scale ``1 / (1 - rate)`` formed in double, rounded once."""
+    x = jnp.full(shape, known.DROPOUT_X, dtype)
+    got, _ = dropout(state_from_tf_seed(list(seed)), x, rate)
+    np.testing.assert_array_equal(bits_of(got, dtype), want_bits(f"dropout_{rate}", dtype, seed, shape))

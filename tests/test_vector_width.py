@@ -24,7 +24,7 @@ CALLS = {
     "normal": (lambda s: dmljax.normal(s, SHAPE), distributions._normal_wide),
     "randint": (lambda s: dmljax.randint(s, SHAPE, -3, 1000), distributions._randint_wide),
     "bernoulli": (lambda s: dmljax.bernoulli(s, 0.25, SHAPE), distributions._uniform_wide),
-    "dropout": (lambda s: dmljax.dropout(s, jnp.ones(SHAPE), 0.5), distributions._dropout_wide),
+    "dropout": (lambda s: dmljax.dropout(s, jnp.ones(SHAPE), 0.5), distributions._dropout_scaled_wide),
 }
 
 

@@ -15,16 +15,21 @@ float16       1      ``bitcast_f16(15 << 10 | (w[i] & 0x3FF)) - 1`` (Uint16ToHal
 bfloat16      1      ``bitcast_bf16(127 << 7 | (w[i] & 0x7F)) - 1``
 float64       2      ``bitcast_f64(1023 << 52 | (w[2i] & 0xFFFFF) << 32 | w[2i+1]) - 1``
 normal f32    1      Box-Muller on ``(w[2j], w[2j+1])``: ``u1 = max(U(w[2j]), 1e-7)``,
-                     ``v = 2 pi U(w[2j+1])``, value ``2j = sin(v) r``, ``2j+1 = cos(v) r``,
-                     ``r = sqrt(-2 log u1)``; float16/bfloat16 round the float32 result
+                     ``v = 2 pi U(w[2j+1])`` in double, rounded to float32 once
+                     (`dmljax._random.box_muller`), value ``2j = sin(v) r``,
+                     ``2j+1 = cos(v) r``, ``r = sqrt(-2 log u1)``; float16/bfloat16
+                     round the float32 result
 normal f64    2      the same on ``(w[4j], w[4j+1])`` and ``(w[4j+2], w[4j+3])`` as doubles
 int32/uint32  1      ``minval + w[i] % (maxval - minval)`` (modulo bias < range / 2^32)
 int64/uint64  2      ``minval + (w[2i] | w[2i+1] << 32) % (maxval - minval)``
 ============  =====  ===============================================================
 
 The next state skips ``ceil(words / 4)`` blocks, as TensorFlow's generator consumes them.
-Uniform floats and integers match TensorFlow bit for bit; normals use XLA's ``log``,
-``sin`` and ``cos`` (and ``2 pi`` in the output precision) and so agree to a few ulp.
+Each step runs in the precision TensorFlow runs it in (``minval``/``maxval`` and
+``mean``/``stddev`` as a multiply and then an add, each rounded: `_multiply_add`), so
+uniform floats, integers, dropout and float16/bfloat16/float64 normals match TensorFlow
+bit for bit; float32 normals go through XLA's ``log``, ``sin`` and ``cos``, not the C
+library's, and match in about 93% of values, the rest within 2 ulp of max(|x|, 1).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from jax.sharding import NamedSharding
 
 from dmljax._core.errors import fail
 from dmljax._random import philox, shard_local, vector_width
+from dmljax._random.box_muller import box_muller, float32_angle
 from dmljax._random.checks import (
     FLOATS,
     INTS,
@@ -54,9 +60,6 @@ from dmljax._random.generator import advance_state, check_state
 from dmljax._random.philox import Words
 
 __all__ = ["uniform", "normal", "bernoulli", "dropout", "randint"]
-
-# TensorFlow random_distributions_utils.h, BoxMullerFloat/BoxMullerDouble: "Do not send a really small number to log()".
-BOX_MULLER_EPSILON = 1.0e-7
 
 
 def _generate(
@@ -96,11 +99,21 @@ def _unit64(hi: jax.Array, lo: jax.Array) -> jax.Array:
     return lax.bitcast_convert_type(bits | np.uint64(1023 << 52), jnp.float64) - 1
 
 
-def _box_muller(u1: jax.Array, u2: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """TensorFlow's BoxMullerFloat/Double on two unit values: (sin, cos) times the radius."""
-    radius = jnp.sqrt(-2 * jnp.log(jnp.maximum(u1, jnp.asarray(BOX_MULLER_EPSILON, u1.dtype))))
-    angle = jnp.asarray(2 * np.pi, u2.dtype) * u2
-    return jnp.sin(angle) * radius, jnp.cos(angle) * radius
+def _multiply_add(x: jax.Array, scale: jax.Array, shift: jax.Array) -> jax.Array:
+    """``x * scale + shift`` rounded after each step, as TensorFlow's separate Mul and AddV2 kernels round.
+
+    XLA fuses a multiply and an add into one FMA (one rounding: 45% of float32 uniforms
+    on [-1.3, 2.4) came out different on XLA CPU). The product goes through an XOR with a
+    value the compiler cannot prove zero (1 only where ``x`` is not finite, which Philox
+    values never are), so the add gets the rounded product, on every platform.
+    """
+    product = x * scale
+    info = jnp.finfo(x.dtype)
+    uint = jnp.dtype(f"uint{8 * x.dtype.itemsize}")
+    exponent = np.asarray((1 << info.nexp) - 1, uint)
+    finite = (lax.bitcast_convert_type(x, uint) >> np.asarray(info.nmant, uint)) & exponent != exponent
+    bits = lax.bitcast_convert_type(product, uint) ^ (~finite).astype(uint)
+    return lax.bitcast_convert_type(bits, x.dtype) + shift
 
 
 # --- per block: a block's four words -> its values in stream order (the module table) ---------
@@ -113,12 +126,13 @@ def _uniform_block(dtype: np.dtype) -> Callable[[Words], Words]:
 
 
 def _normal_block(dtype: np.dtype) -> Callable[[Words], Words]:
-    if dtype.itemsize == 8:
-        return lambda w: _box_muller(_unit64(w[0], w[1]), _unit64(w[2], w[3]))
+    if dtype.itemsize == 8:  # BoxMullerDouble: the angle 2 * M_PI * u in double
+        return lambda w: (*box_muller(_unit64(w[0], w[1]), 2 * np.pi * _unit64(w[2], w[3])),)
 
-    def block(w: Words) -> Words:
-        u = [_unit(x, jnp.dtype(jnp.float32)) for x in w]
-        return tuple(z.astype(dtype) for z in (*_box_muller(u[0], u[1]), *_box_muller(u[2], u[3])))
+    def block(w: Words) -> Words:  # BoxMullerFloat in float32 (its angle: `float32_angle`), then dtype
+        u1, u3 = (_unit(x, jnp.dtype(jnp.float32)) for x in (w[0], w[2]))
+        pairs = (*box_muller(u1, float32_angle(w[1])), *box_muller(u3, float32_angle(w[3])))
+        return tuple(z.astype(dtype) for z in pairs)
 
     return block
 
@@ -181,7 +195,7 @@ def uniform(
 def _uniform_fn(state, shape, dtype, minval, maxval, out_sharding=None):
     u, next_state = _generate(state, shape, _uniform_block(dtype), out_sharding)
     minval, maxval = (jnp.broadcast_to(jnp.asarray(v, dtype), shape) for v in (minval, maxval))
-    return u * (maxval - minval) + minval, next_state
+    return _multiply_add(u, maxval - minval, minval), next_state
 
 
 _uniform, _uniform_wide = vector_width.twin_jit(_uniform_fn, static_argnums=(1, 2, 5))
@@ -235,7 +249,7 @@ def normal(
 def _normal_fn(state, shape, dtype, mean, stddev, out_sharding=None):
     z, next_state = _generate(state, shape, _normal_block(dtype), out_sharding)
     mean, stddev = (jnp.broadcast_to(jnp.asarray(v, dtype), shape) for v in (mean, stddev))
-    return z * stddev + mean, next_state
+    return _multiply_add(z, stddev, mean), next_state
 
 
 _normal, _normal_wide = vector_width.twin_jit(_normal_fn, static_argnums=(1, 2, 5))
@@ -290,8 +304,18 @@ def dropout(
     """Inverted dropout as TensorFlow's ``stateless_dropout``: keep where ``uniform >= rate``, scale by ``1/(1-rate)``.
 
     The uniform values have ``x``'s dtype and shape (one word per element; two for
-    float64). Dropped elements are exactly zero; kept ones are ``x * (1 / (1 - rate))``.
-    Differentiable in ``x`` (the mask is not).
+    float64), compared with ``rate`` in ``x``'s dtype. Dropped elements are exactly zero.
+    Kept ones are scaled as TensorFlow scales them, bit for bit:
+
+    * a rate given as a Python number or NumPy array (host values): ``x * scale`` with
+      ``scale = 1 / (1 - rate)`` computed in double and rounded to ``x``'s dtype once, as
+      TensorFlow does for a Python rate;
+    * a rate given as a JAX array (traced under `jax.jit`, or concrete): ``x / (1 - rate)``
+      in ``x``'s dtype, as TensorFlow does for a tensor rate. A traced rate is not checked:
+      one of 1 or more (or NaN) drops every element, one below 0 keeps every element.
+
+    Differentiable in ``x`` (the mask is not); the gradient is finite for every rate,
+    also one that rounds to 1 in ``x``'s dtype (every element dropped).
 
     Args:
       state: uint32[6] Philox state.
@@ -323,16 +347,32 @@ def dropout(
         raise fail("dropout", "rate", "be in [0, 1)", bad, f"x shape {x.shape}")
     shape = check_stream_shape("dropout", x.shape, 2 if dtype.itemsize == 8 else 1)
     out_sharding = shard_local.check_out_sharding("dropout", out_sharding, shape)
+    if known is not None and not isinstance(rate, jax.Array):  # TensorFlow's Python-rate path
+        wide = np.asarray(known, np.float64)
+        threshold, scale = wide.astype(dtype), (1 / (1 - wide)).astype(dtype)
+        return vector_width.call(_dropout_scaled, _dropout_scaled_wide, state, x, threshold, scale, out_sharding)
     return vector_width.call(_dropout, _dropout_wide, state, x, rate, out_sharding)
 
 
+def _dropout_scaled_fn(state, x, threshold, scale, out_sharding=None):
+    """Keep where ``u >= threshold``, times ``scale`` (both already in ``x``'s dtype)."""
+    u, next_state = _uniform(state, x.shape, x.dtype, 0.0, 1.0, out_sharding)
+    keep = u >= jnp.broadcast_to(threshold, x.shape)
+    scale = jnp.where(keep, jnp.broadcast_to(scale, x.shape), jnp.zeros((), x.dtype))  # no inf * 0 in the gradient
+    return jnp.where(keep, x * scale, jnp.zeros((), x.dtype)), next_state
+
+
 def _dropout_fn(state, x, rate, out_sharding=None):
+    """Keep where ``u >= rate``, divided by ``1 - rate``, all in ``x``'s dtype (TensorFlow's tensor-rate path)."""
     u, next_state = _uniform(state, x.shape, x.dtype, 0.0, 1.0, out_sharding)
     rate = jnp.broadcast_to(jnp.asarray(rate, x.dtype), x.shape)
-    return jnp.where(u >= rate, x * (1 / (1 - rate)), jnp.zeros((), x.dtype)), next_state
+    keep = u >= rate
+    one = jnp.ones((), x.dtype)
+    return jnp.where(keep, x / jnp.where(keep, one - rate, one), jnp.zeros((), x.dtype)), next_state
 
 
 _dropout, _dropout_wide = vector_width.twin_jit(_dropout_fn, static_argnums=3)
+_dropout_scaled, _dropout_scaled_wide = vector_width.twin_jit(_dropout_scaled_fn, static_argnums=4)
 
 
 def randint(

@@ -41,7 +41,7 @@ from dmljax._core.config import config
 from dmljax._core.errors import fail
 from dmljax._core.platform import one_device_shape
 
-__all__ = ["philox4x32_10", "add_128", "block_planes", "interleave", "num_blocks", "rows", "stream", "tile"]
+__all__ = ["philox4x32_10", "add_128", "block_planes", "interleave", "mulhi", "num_blocks", "rows", "stream", "tile"]
 
 # Random123 philox.h: PHILOX_M4x32_0 and PHILOX_M4x32_1, the round multipliers.
 PHILOX_M4X32_0 = np.uint32(0xD2511F53)
@@ -81,7 +81,7 @@ def _mulhi_lowering(ctx: mlir.LoweringRuleContext, x: mlir.ir.Value, *, m: int) 
     return [stablehlo.convert(x.type, stablehlo.shift_right_logical(product, splat(32)))]
 
 
-# The high half of ``m * x`` for a constant uint32 ``m``: a primitive of its own (see `_mulhi`).
+# The high half of ``m * x`` for a constant uint32 ``m``: a primitive of its own (see `mulhi`).
 _mulhi_p = jax.extend.core.Primitive("dmljax_philox_mulhi")
 _mulhi_p.def_abstract_eval(_mulhi_abstract_eval)
 _mulhi_p.def_impl(lambda x, *, m: jax.jit(functools.partial(_mulhi_p.bind, m=m))(x))
@@ -90,7 +90,7 @@ batching.defvectorized(_mulhi_p)
 ad.defjvp(_mulhi_p, None)
 
 
-def _mulhi(m: np.uint32, x: jax.Array) -> jax.Array:
+def mulhi(m: np.uint32, x: jax.Array) -> jax.Array:
     """High 32 bits of ``m * x`` (uint32 ``x``): one widening uint64 multiply, emitted straight as StableHLO.
 
     Not `lax.mulhi`: its ``chlo.mulhi`` fails to compile when the program is partitioned
@@ -108,8 +108,8 @@ def _rounds(x: Words, k0: jax.Array, k1: jax.Array) -> Words:
     for r in range(PHILOX_ROUNDS):
         if r:
             k0, k1 = k0 + PHILOX_W32_0, k1 + PHILOX_W32_1
-        hi0, lo0 = _mulhi(PHILOX_M4X32_0, x0), lax.mul(PHILOX_M4X32_0, x0)
-        hi1, lo1 = _mulhi(PHILOX_M4X32_1, x2), lax.mul(PHILOX_M4X32_1, x2)
+        hi0, lo0 = mulhi(PHILOX_M4X32_0, x0), lax.mul(PHILOX_M4X32_0, x0)
+        hi1, lo1 = mulhi(PHILOX_M4X32_1, x2), lax.mul(PHILOX_M4X32_1, x2)
         x0, x1, x2, x3 = hi1 ^ x1 ^ k0, lo1, hi0 ^ x3 ^ k1, lo0
     return x0, x1, x2, x3
 
