@@ -105,3 +105,49 @@ def test_index_mode_is_public():
     assert "dmljax.IndexMode" in dmljax.gather.__doc__ and "dmljax.IndexMode" in dmljax.scatter.__doc__
     for fun in (dmljax.gather, dmljax.gather_elements, dmljax.scatter, dmljax.slice1, dmljax.IndexMode):
         assert "SPEC" not in fun.__doc__ and "seed 0" not in fun.__doc__
+
+
+_X = jnp.arange(12.0).reshape(3, 4)
+_STATIC = r"mark it static: jax\.jit\(\.\.\., static_argnames='axis'\)\)\."
+
+
+@pytest.mark.parametrize(
+    ("name", "call"),
+    [
+        ("gather", lambda a: dmljax.gather(_X, jnp.array([0, 1]), axis=a)),
+        ("gather_elements", lambda a: dmljax.gather_elements(_X, jnp.zeros((3, 4), jnp.int32), axis=a)),
+        ("scatter", lambda a: dmljax.scatter(_X, jnp.zeros((3, 4), jnp.int32), _X, axis=a)),
+    ],
+)
+def test_traced_axis_is_a_named_error(name, call):
+    shape = "input" if name == "scatter" else "data"
+    match = (
+        rf"^{name}: axis must be a static int \(not traced\); got axis=.*Tracer.* \({shape} shape \(3, 4\); {_STATIC}"
+    )
+    with pytest.raises(ValidationError, match=match):
+        jax.jit(call)(1)
+    np.testing.assert_array_equal(jax.jit(call, static_argnums=0)(1), call(1))  # static: fine
+
+
+@pytest.mark.parametrize(
+    ("call", "param"),
+    [
+        (lambda o: dmljax.slice1(_X, [0, o], [1, 2], [1, 1]), "offsets[1]"),
+        (lambda s: dmljax.slice1(_X, [0, 0], [s, 4], [1, 1]), "sizes[0]"),
+        (lambda s: dmljax.slice1(_X, [0, 0], [3, 4], [1, s]), "strides[1]"),
+        (lambda n: dmljax.slice1(_X, [0, 0], [3, 4], [1, 1], output_sizes=[n, 4]), "output_sizes[0]"),
+    ],
+)
+def test_traced_slice1_window_entry_is_a_named_error(call, param):
+    rule = rf"{re.escape(param)} must be a static int \(not traced\); got {re.escape(param)}=.*Tracer"
+    with pytest.raises(ValidationError, match=rf"^slice1: {rule}.* \(input shape \(3, 4\); mark it static: jax\.jit"):
+        jax.jit(call)(1)
+    np.testing.assert_array_equal(jax.jit(call, static_argnums=0)(1), call(1))
+
+
+def test_traced_slice1_window_array_is_a_named_error():
+    match = (
+        r"^slice1: offsets must be static ints \(not traced\); got offsets=.*Tracer.*int32\[2\].*\(input shape \(3, 4\)"
+    )
+    with pytest.raises(ValidationError, match=match):
+        jax.jit(lambda o: dmljax.slice1(_X, o, [1, 2], [1, 1]))(jnp.array([1, 0]))

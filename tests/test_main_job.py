@@ -4,8 +4,11 @@ Also the torch contenders (equal to dmljax where they compute the same thing; ab
 without torch) and the ``--plot`` figure's structure (one log-scaled panel per group).
 """
 
+import dataclasses
 import importlib
 import json
+import math
+import re
 import subprocess
 import sys
 import types
@@ -259,3 +262,99 @@ def test_no_peers_times_only_dmljax_and_the_jax_baselines(tmp_path, capsys):
     names = {name for r in results for name in r["contenders"]}
     assert "dmljax" in names and "jnp" in names and "jax philox4x32 bits" in names
     assert not any(name.startswith(_cli.PEERS) for name in names)
+
+
+@pytest.mark.parametrize("rounds", ["0", "-1", "two"])
+def test_rounds_below_one_are_refused(rounds, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        _cli.main(["--rounds", rounds])
+    assert exit_info.value.code == 2
+    assert f"argument --rounds: --rounds must be an integer >= 1; got --rounds={rounds!r}." in capsys.readouterr().err
+
+
+def test_zero_size_is_refused(capsys):
+    with pytest.raises(SystemExit):
+        _cli.main(["--sizes", "4K,0"])
+    assert "a size must be at least 1 byte; got '0'" in capsys.readouterr().err
+
+
+def _no_work(monkeypatch):
+    """Make any work (the header, the checks) fail the test: options must be refused before it."""
+
+    def work(*args):
+        raise AssertionError("work started before the options were checked")
+
+    monkeypatch.setattr(_cli, "_header", work)
+    monkeypatch.setattr(_cli, "_run_checks", work)
+
+
+@pytest.mark.parametrize("option", ["--json", "--plot"])
+def test_unwritable_output_path_is_refused_before_any_work(option, tmp_path, monkeypatch, capsys):
+    _no_work(monkeypatch)
+    missing = tmp_path / "no such folder" / "out"
+    with pytest.raises(SystemExit) as exit_info:
+        _cli.main([option, str(missing)])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"{option} must name a writable file; got {option}={str(missing)!r} (No such file or directory)." in err
+    with pytest.raises(SystemExit):
+        _cli.main([option, str(tmp_path)])
+    assert f"{option} must name a file; got {option}={str(tmp_path)!r} (a directory)." in capsys.readouterr().err
+
+
+def test_writable_output_paths_are_left_as_found(tmp_path):
+    args = _cli._parse_args(["--json", str(tmp_path / "new.json"), "--plot", str(tmp_path / "new.png")])
+    assert args.json.endswith("new.json") and list(tmp_path.iterdir()) == []
+
+
+def _fake_run_case(case, rounds, min_round_s):
+    names = dict.fromkeys(case.contenders)
+    return Result(
+        dataclasses.replace(case, contenders=names), {k: [1e-3] * rounds for k in names}, dict.fromkeys(names, 1e-2)
+    )
+
+
+def test_size_labels_are_the_tensor_each_case_timed(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(_cli, "run_case", _fake_run_case)
+    monkeypatch.setattr(_cli, "_run_checks", lambda: [])
+    path = tmp_path / "r.json"
+    args = ["--sizes", "100,6K", "--rounds", "1", "--only", "gather,compile_operator", "--json", str(path)]
+    assert _cli.main(args) == 0
+    results = json.loads(path.read_text())["results"]
+    got = {(r["group"], r["asked_bytes"], r["tensor_bytes"]) for r in results}
+    # whole rows of 1024 float32 (4 KiB), whole (1, 8, h, 64) NHWC blocks (2 KiB): not the sizes asked for
+    assert got == {("gather", 100, 4096), ("gather", 6144, 4096)} | {
+        ("compile_operator", 100, 2048),
+        ("compile_operator", 6144, 6144),
+    }
+    out = capsys.readouterr().out
+    assert "gather: gather axis=0 (1, 1024) fwd" in out and "| tensor 4 KiB," in out and "| tensor 100 B," not in out
+
+
+@pytest.mark.parametrize("module_name", sorted(set(_cli.GROUPS.values())))
+def test_every_case_is_labelled_with_the_shape_it_builds(module_name):
+    for case in importlib.import_module(module_name).cases([100, 5000]):
+        shape = re.findall(r"\(([\d, ]+)\)", case.name) or re.findall(r"n=(\d+)", case.name)
+        assert case.tensor_bytes == 4 * math.prod(int(d) for d in shape[-1].split(",")), case.name
+
+
+def test_ctrl_c_exits_130_with_one_line(monkeypatch, capsys):
+    def interrupted():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_cli, "_run_checks", interrupted)
+    assert _cli.main(["--no-bench"]) == _cli.INTERRUPTED == 130
+    assert capsys.readouterr().err == "python -m dmljax: interrupted (Ctrl-C); the run stopped before its end.\n"
+
+
+@pytest.mark.system
+def test_sigint_stops_the_process_with_status_130_and_no_traceback():
+    code = (
+        "import os, signal, sys, time\n"
+        "from dmljax.bench import _checks, _cli\n"
+        "_checks.CHECKS = [('sigint', lambda: os.kill(os.getpid(), signal.SIGINT) or time.sleep(5))]\n"
+        "sys.exit(_cli.main(['--no-bench']))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 130, done.stderr
+    assert done.stderr == "python -m dmljax: interrupted (Ctrl-C); the run stopped before its end.\n"

@@ -123,3 +123,106 @@ def test_traced_shape_says_mark_it_static(name):
     }[name]
     with pytest.raises(ValidationError, match=rf"^{name}: shape must be static \(mark it static: jax.jit"):
         jax.jit(draw)(3)
+
+
+def _jit_randint(dtype=jnp.int32, shape=(8,)):
+    return jax.jit(lambda lo, hi: randint(STATE, shape, lo, hi, dtype)[0])
+
+
+@pytest.mark.parametrize(("minval", "maxval"), [(5, 5), (7, 2), (-3, -4)])
+def test_traced_empty_randint_range_gives_minval_as_jax_random_randint(minval, maxval):
+    got = _jit_randint()(jnp.int32(minval), jnp.int32(maxval))
+    np.testing.assert_array_equal(got, np.full(8, minval, np.int32))
+    jax_says = jax.jit(lambda lo, hi: jax.random.randint(jax.random.key(0), (8,), lo, hi))(minval, maxval)
+    np.testing.assert_array_equal(got, jax_says)
+    with pytest.raises(ValidationError, match=rf"randint: maxval must exceed minval; got maxval=.*{maxval}"):
+        randint(STATE, (8,), jnp.int32(minval), jnp.int32(maxval))  # eager: concrete, refused
+
+
+def test_traced_empty_and_non_empty_bounds_per_element():
+    lo, hi = np.array([0, 5, 9, -2], np.int32), np.array([4, 5, 3, 1], np.int32)
+    got = np.asarray(_jit_randint(shape=(4,))(lo, hi))
+    assert 0 <= got[0] < 4 and got[1] == 5 and got[2] == 9 and -2 <= got[3] < 1
+
+
+def test_traced_bounds_clamp_to_the_dtype_as_jax_random_randint():
+    # int32 -5 below uint32's range: clamped to 0, the same values as the concrete range [0, 3)
+    got = _jit_randint(jnp.uint32, (64,))(jnp.int32(-5), jnp.int32(3))
+    np.testing.assert_array_equal(got, randint(STATE, (64,), 0, 3, jnp.uint32)[0])
+    jax_says = jax.random.randint(jax.random.key(0), (64,), jnp.int32(-5), jnp.int32(3), jnp.uint32)
+    assert set(np.asarray(got).tolist()) == set(np.asarray(jax_says).tolist()) == {0, 1, 2}
+    # both uint32 bounds above int32's range: both clamp to its maximum, an empty range
+    big = jnp.uint32(3_000_000_000), jnp.uint32(4_000_000_000)
+    got = _jit_randint(jnp.int32)(*big)
+    jax_says = jax.jit(lambda lo, hi: jax.random.randint(jax.random.key(0), (8,), lo, hi, jnp.int32))(*big)
+    np.testing.assert_array_equal(got, np.full(8, 2**31 - 1, np.int32))
+    np.testing.assert_array_equal(got, jax_says)
+    # maxval above the range is the range's end (exclusive): [5, 2**31 - 1)
+    got = _jit_randint(jnp.int32, (64,))(jnp.uint32(5), jnp.uint32(4_000_000_000))
+    np.testing.assert_array_equal(got, randint(STATE, (64,), 5, 2**31 - 1, jnp.int32)[0])
+
+
+def test_traced_64_bit_bounds_clamp_to_int32(x64):
+    got = _jit_randint(jnp.int32, (64,))(jnp.int64(-(2**40)), jnp.int64(2**40))
+    np.testing.assert_array_equal(got, randint(STATE, (64,), -(2**31), 2**31 - 1, jnp.int32)[0])
+
+
+@pytest.mark.parametrize(
+    ("p", "shown"),
+    [
+        (float("nan"), "nan"),
+        (-0.5, "-0.5"),
+        (1.5, "1.5"),
+        (np.array([0.5, 1.0, 1.25], np.float32), r"np.float32\(1.25\)"),
+        (np.array([0.0, -1e-3, 0.5]), r"np.float64\(-0.001\)"),
+        (jnp.float32(np.nan), r"Array\(nan, dtype=float32\)"),
+    ],
+)
+def test_concrete_probability_outside_0_1_is_refused_eager_and_under_jit(p, shown):
+    match = rf"^bernoulli: p must be in \[0, 1\]; got p={shown} \(shape \(3,\)\)\."
+    with pytest.raises(ValidationError, match=match):
+        bernoulli(STATE, p, (3,))
+    with pytest.raises(ValidationError, match=match):
+        jax.jit(lambda s: bernoulli(s, p, (3,))[0])(STATE)  # p closed over: concrete at trace time
+
+
+def test_probability_bounds_0_and_1_are_accepted():
+    np.testing.assert_array_equal(bernoulli(STATE, 0.0, (64,))[0], np.zeros(64, bool))
+    np.testing.assert_array_equal(bernoulli(STATE, 1, (64,))[0], np.ones(64, bool))
+
+
+@pytest.mark.parametrize(("p", "value"), [(-0.5, False), (float("nan"), False), (1.5, True), (1.0, True)])
+def test_traced_probability_outside_0_1_compares_as_is(p, value):
+    got = jax.jit(lambda q: bernoulli(STATE, q, (64,))[0])(jnp.float32(p))
+    np.testing.assert_array_equal(got, np.full(64, value))
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (
+            lambda: uniform(STATE, (2,), jnp.float32, "0"),
+            r"uniform: minval must be a real number .*; got minval='0' \(type str\)",
+        ),
+        (
+            lambda: uniform(STATE, (2,), jnp.float32, 0.0, None),
+            r"uniform: maxval must .*; got maxval=None \(type NoneType\)",
+        ),
+        (lambda: normal(STATE, (2,), jnp.float32, "a"), r"normal: mean must be a real number .*; got mean='a'"),
+        (lambda: normal(STATE, (2,), jnp.float32, 0.0, None), r"normal: stddev must .*; got stddev=None"),
+        (lambda: bernoulli(STATE, None, (2,)), r"bernoulli: p must be a real number .*; got p=None \(type NoneType\)"),
+        (lambda: bernoulli(STATE, 0.5j, (2,)), r"bernoulli: p must be a real number .*; got p=0.5j \(type complex\)"),
+        (lambda: bernoulli(STATE, np.full(2, 0.5j)), r"bernoulli: p must .*; got p=array\(.*\) \(dtype complex128\)"),
+        (
+            lambda: randint(STATE, (2,), "a", 5),
+            r"randint: minval must be a real number .*; got minval='a' \(type str\)",
+        ),
+        (lambda: randint(STATE, (2,), 0, None), r"randint: maxval must be a real number .*; got maxval=None"),
+        (lambda: dropout(STATE, jnp.ones(2), "0.5"), r"dropout: rate must be a real number .*; got rate='0.5'"),
+    ],
+)
+def test_wrong_typed_parameters_are_named_type_errors(call, match):
+    with pytest.raises(TypeError, match=match):
+        call()
+    with pytest.raises(TypeError, match=match):
+        jax.jit(lambda: call()[0])()

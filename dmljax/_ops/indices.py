@@ -209,8 +209,12 @@ def check_axis(op: str, axis: Any, rank: int, context: str) -> int:
     """Validate ``axis`` in ``[-rank, rank)`` and return it in ``[0, rank)``.
 
     Raises:
-      ValidationError: ``axis`` is no integer or out of range.
+      ValidationError: ``axis`` is traced (it picks the output's shape), no integer or
+        out of range.
     """
+    if isinstance(axis, jax.core.Tracer):
+        hint = f"{context}; mark it static: jax.jit(..., static_argnames='axis')"
+        raise fail(op, "axis", "be a static int (not traced)", axis, hint)
     if isinstance(axis, bool) or not hasattr(axis, "__index__"):
         raise fail(op, "axis", "be an integer", axis, context)
     axis = int(axis)

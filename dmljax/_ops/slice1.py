@@ -47,8 +47,9 @@ def slice1(
       Array of shape ``output_sizes`` and ``input``'s type.
 
     Raises:
-      ValidationError: an argument has the wrong length, a window leaves the input, a stride
-        is 0, or an output size is out of range.
+      ValidationError: an argument is traced (the window must be static Python ints), has
+        the wrong length, a window leaves the input, a stride is 0, or an output size is
+        out of range.
       TypeError: ``input`` has an unsupported type.
 
     Examples:
@@ -68,7 +69,12 @@ def slice1(
     return _slice1_impl(input, offsets=offsets, sizes=sizes, strides=strides, output_sizes=output_sizes)
 
 
+STATIC_HINT = "mark it static: jax.jit(..., static_argnums=...), or pass Python ints"
+
+
 def _int_tuple(values: Any, param: str, rank: int, context: str) -> tuple[Any, ...]:
+    if isinstance(values, jax.core.Tracer):  # the window picks the output's shape: it must be known at trace time
+        raise fail("slice1", param, "be static ints (not traced)", values, f"{context}; {STATIC_HINT}")
     try:
         items = tuple(values)
     except TypeError:
@@ -79,6 +85,8 @@ def _int_tuple(values: Any, param: str, rank: int, context: str) -> tuple[Any, .
     for i, item in enumerate(items):
         if symbolic_ok and jax.export.is_symbolic_dim(item):
             continue
+        if isinstance(item, jax.core.Tracer):
+            raise fail("slice1", f"{param}[{i}]", "be a static int (not traced)", item, f"{context}; {STATIC_HINT}")
         if isinstance(item, bool) or not hasattr(item, "__index__"):
             raise fail("slice1", f"{param}[{i}]", "be a Python integer", item, context)
     return tuple(item if jax.export.is_symbolic_dim(item) else int(item) for item in items)

@@ -26,6 +26,8 @@ __all__ = [
     "check_broadcast",
     "check_dtype",
     "check_int_bounds",
+    "check_numeric",
+    "check_probability",
     "check_stream_shape",
     "check_static",
     "concrete_value",
@@ -80,8 +82,50 @@ def concrete_value(value: Any) -> np.ndarray | None:
         return None
 
 
+def check_numeric(op: str, name: str, value: Any) -> None:
+    """``value`` must be a real number or array (bool, integer or float; a tracer by its dtype).
+
+    Examples:
+      >>> check_numeric("uniform", "minval", "0")
+      Traceback (most recent call last):
+      ...
+      TypeError: uniform: minval must be a real number or array (bool, integer or float); got minval='0' (type str).
+    """
+    if isinstance(value, bool | int | float):
+        return
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:
+        try:
+            dtype = np.asarray(value).dtype
+        except (TypeError, ValueError, OverflowError):
+            dtype = None
+    real = dtype is not None and (jnp.issubdtype(dtype, jnp.integer) or jnp.issubdtype(dtype, jnp.floating))
+    if not (real or dtype == np.bool_):
+        context = f"type {type(value).__name__}" if getattr(value, "dtype", None) is None else f"dtype {dtype}"
+        rule = "be a real number or array (bool, integer or float)"
+        raise TypeError(str(fail(op, name, rule, value, context)))
+
+
+def check_probability(op: str, name: str, value: Any, context: str) -> None:
+    """A concrete probability must lie in [0, 1] (NaN refused); a traced one is not checked.
+
+    Examples:
+      >>> check_probability("bernoulli", "p", np.array([0.5, np.nan]), "shape (2,)")
+      Traceback (most recent call last):
+      ...
+      dmljax.ValidationError: bernoulli: p must be in [0, 1]; got p=np.float64(nan) (shape (2,)).
+    """
+    known = concrete_value(value)
+    if known is None:
+        return
+    bad = ~((known >= 0) & (known <= 1))  # NaN compares False both ways: bad
+    if np.any(bad):
+        raise fail(op, name, "be in [0, 1]", value if known.ndim == 0 else known[bad].flat[0], context)
+
+
 def check_broadcast(op: str, name: str, value: Any, shape: tuple[int, ...]) -> None:
-    """``value`` must be a scalar or an array that broadcasts to ``shape`` (NumPy rules, ``shape`` unchanged)."""
+    """``value`` must be a real number or array (`check_numeric`) broadcasting to ``shape`` (``shape`` unchanged)."""
+    check_numeric(op, name, value)
     value_shape = tuple(jnp.shape(value))
     try:
         ok = tuple(jnp.broadcast_shapes(value_shape, shape)) == shape

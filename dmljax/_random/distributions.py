@@ -53,6 +53,7 @@ from dmljax._random.checks import (
     check_broadcast,
     check_dtype,
     check_int_bounds,
+    check_probability,
     check_stream_shape,
     concrete_value,
 )
@@ -171,7 +172,7 @@ def uniform(
       ``(values, next_state)``: ``dtype`` of ``shape``; the state moved ``ceil(words / 4)`` blocks.
 
     Raises:
-      TypeError: bad ``state`` or ``dtype``.
+      TypeError: bad ``state`` or ``dtype``, or bounds that are no real numbers or arrays.
       dmljax.ValidationError: bad ``state`` shape, ``shape`` or ``out_sharding``, or bounds
         that do not broadcast to ``shape``.
 
@@ -265,10 +266,13 @@ def bernoulli(
     """Booleans that are True with probability ``p``: ``uniform(state, shape, float32) < p``.
 
     One word per value; ``p`` resolves to multiples of 2^-23 (the float32 uniform's grid).
+    A concrete ``p`` must lie in [0, 1]. A traced ``p`` cannot be checked: a value below
+    0 or NaN gives False, a value above 1 gives True (the comparison ``u < p`` as is).
 
     Args:
       state: uint32[6] Philox state.
-      p: probability, a scalar or an array broadcasting to ``shape``.
+      p: probability in [0, 1] (values checked when concrete): a real scalar or an array
+        broadcasting to ``shape``.
       shape: output shape; default ``jnp.shape(p)``.
       out_sharding: optional `jax.sharding.NamedSharding` of the values (see `uniform`).
 
@@ -276,9 +280,9 @@ def bernoulli(
       ``(bool values, next_state)``.
 
     Raises:
-      TypeError: bad ``state``.
-      dmljax.ValidationError: bad ``state`` shape, ``shape`` or ``out_sharding``, or a
-        ``p`` that does not broadcast to ``shape``.
+      TypeError: bad ``state``, or a ``p`` that is no real number or array.
+      dmljax.ValidationError: bad ``state`` shape, ``shape`` or ``out_sharding``, a ``p``
+        that does not broadcast to ``shape``, or a concrete ``p`` outside [0, 1] or NaN.
 
     Examples:
       >>> from dmljax import make_state
@@ -288,6 +292,7 @@ def bernoulli(
     state = check_state("bernoulli", state)
     shape = check_stream_shape("bernoulli", jnp.shape(p) if shape is None else shape, 1)
     check_broadcast("bernoulli", "p", p, shape)
+    check_probability("bernoulli", "p", p, f"shape {shape}")
     out_sharding = shard_local.check_out_sharding("bernoulli", out_sharding, shape)
     f32 = jnp.dtype(jnp.float32)
     u, next_state = vector_width.call(_uniform, _uniform_wide, state, shape, f32, 0.0, 1.0, out_sharding)
@@ -390,11 +395,18 @@ def randint(
     ``w[2i] | w[2i+1] << 32``, for 64-bit types. The modulo has TensorFlow's small bias
     (under ``range / 2^32`` relative; none when the range is a power of two).
 
+    Concrete bounds must lie in ``dtype``'s range with ``minval < maxval``. Traced bounds
+    cannot be checked; they are first clamped into ``dtype``'s range (so a traced
+    ``maxval`` above it excludes ``dtype``'s maximum, which `jax.random.randint` would
+    include), then an empty range (``minval >= maxval``) gives ``minval``, as
+    `jax.random.randint` does.
+
     Args:
       state: uint32[6] Philox state.
       shape: output shape.
       minval, maxval: integers (scalars or integer arrays broadcasting to ``shape``) in
-        ``dtype``'s range with ``minval < maxval`` (values checked when concrete).
+        ``dtype``'s range with ``minval < maxval`` (values checked when concrete; traced
+        ones clamped, see above).
       dtype: int32, uint32, int64 or uint64 (64-bit types need x64).
       out_sharding: optional `jax.sharding.NamedSharding` of the values (see `uniform`).
 
@@ -402,7 +414,7 @@ def randint(
       ``(values, next_state)``.
 
     Raises:
-      TypeError: bad ``state`` or ``dtype``.
+      TypeError: bad ``state`` or ``dtype``, or bounds that are no real numbers or arrays.
       dmljax.ValidationError: bad ``state`` shape, ``shape`` or ``out_sharding``; bounds
         that are not integers, do not broadcast to ``shape``, lie outside ``dtype``'s
         range, or (concrete) ``minval >= maxval``.
@@ -422,11 +434,22 @@ def randint(
     return vector_width.call(_randint, _randint_wide, state, shape, minval, maxval, dtype, out_sharding)
 
 
+def _clamp_to(value: jax.Array, dtype: np.dtype) -> jax.Array:
+    """An integer ``value`` clamped into ``dtype``'s range (in its own type), then converted exactly."""
+    value = jnp.asarray(value)
+    own, to = np.iinfo(value.dtype), np.iinfo(dtype)
+    low, high = max(own.min, to.min), min(own.max, to.max)
+    if (low, high) != (own.min, own.max):
+        value = lax.clamp(np.asarray(low, value.dtype), value, np.asarray(high, value.dtype))
+    return lax.convert_element_type(value, dtype)
+
+
 def _randint_fn(state, shape, minval, maxval, dtype, out_sharding=None):
     unsigned = jnp.dtype(f"uint{8 * dtype.itemsize}")
-    lo, hi = (jnp.broadcast_to(lax.convert_element_type(v, dtype).astype(unsigned), shape) for v in (minval, maxval))
+    lo, hi = (jnp.broadcast_to(_clamp_to(v, dtype), shape) for v in (minval, maxval))
+    span = jnp.where(hi > lo, hi.astype(unsigned) - lo.astype(unsigned), np.ones((), unsigned))  # empty: w % 1 == 0
     words, next_state = _generate(state, shape, _int_block(dtype), out_sharding)
-    return lax.bitcast_convert_type(lax.rem(words, hi - lo) + lo, dtype), next_state
+    return lax.bitcast_convert_type(lax.rem(words, span) + lo.astype(unsigned), dtype), next_state
 
 
 _randint, _randint_wide = vector_width.twin_jit(_randint_fn, static_argnums=(1, 4, 5))

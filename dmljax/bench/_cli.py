@@ -1,6 +1,8 @@
 """``python -m dmljax``: checks every operator against NumPy, then times it beside its baselines.
 
 Run as ``python -m dmljax [--quick] [--sizes 4K,1M,16M] [--only GROUPS] [--json PATH] [--plot PATH]``.
+Options are checked before any work (``--json`` and ``--plot`` paths must be writable);
+Ctrl-C stops the run with one line and exit status 130.
 """
 
 from __future__ import annotations
@@ -49,7 +51,10 @@ MALLOC_ENV = {
     "MALLOC_TRIM_THRESHOLD_": "68719476736",
     "MALLOC_TOP_PAD_": "0",
 }
-_UNITS = {"": 1, "B": 1, "K": 2**10, "KB": 2**10, "KIB": 2**10, "M": 2**20, "MB": 2**20, "MIB": 2**20, "G": 2**30}
+_UNITS = {"": 1, "B": 1, "K": 2**10, "KB": 2**10, "KIB": 2**10, "M": 2**20, "MB": 2**20, "MIB": 2**20}
+_UNITS |= {"G": 2**30, "GB": 2**30, "GIB": 2**30}
+# The exit status of a run stopped with Ctrl-C (128 + SIGINT), as shells report it.
+INTERRUPTED = 130
 
 
 def parse_size(text: str) -> int:
@@ -64,7 +69,45 @@ def parse_size(text: str) -> int:
     unit = text[len(number) :]
     if not number.isdigit() or unit not in _UNITS:
         raise argparse.ArgumentTypeError(f"--sizes: cannot read size {text!r}; use e.g. 4K, 1M, 256M")
+    if int(number) == 0:
+        raise argparse.ArgumentTypeError(f"--sizes: a size must be at least 1 byte; got {text!r}")
     return int(number) * _UNITS[unit]
+
+
+def _positive_int(text: str) -> int:
+    """``--rounds``: an integer >= 1.
+
+    Examples:
+      >>> _positive_int("3")
+      3
+      >>> _positive_int("0")
+      Traceback (most recent call last):
+      ...
+      argparse.ArgumentTypeError: --rounds must be an integer >= 1; got --rounds='0'.
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"--rounds must be an integer >= 1; got --rounds={text!r}.")
+    return value
+
+
+def _check_writable(parser: argparse.ArgumentParser, option: str, path: str | None) -> None:
+    """Refuse an output path that cannot be written, before any work (a probe: opened to append, then left as found)."""
+    if path is None:
+        return
+    if os.path.isdir(path):
+        parser.error(f"{option} must name a file; got {option}={path!r} (a directory).")
+    existed = os.path.exists(path)
+    try:
+        with open(path, "a"):
+            pass
+    except OSError as exc:
+        parser.error(f"{option} must name a writable file; got {option}={path!r} ({exc.strerror}).")
+    if not existed:
+        os.remove(path)
 
 
 def _parse_sizes(text: str) -> list[int]:
@@ -93,12 +136,15 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     plot_help = "write a PNG of dmljax/baseline time ratios, one panel per group (needs matplotlib)"
     parser.add_argument("--plot", metavar="PATH", help=plot_help)
     parser.add_argument("--no-bench", action="store_true", help="run the checks only")
-    parser.add_argument("--rounds", type=int, help="timing rounds per case (default 9, quick 3)")
+    parser.add_argument("--rounds", type=_positive_int, help="timing rounds per case, >= 1 (default 9, quick 3)")
     peers_help = "time dmljax and its JAX baselines only, without the NumPy, torch and randomgen peers"
     parser.add_argument("--no-peers", action="store_true", help=peers_help)
     malloc_help = "time with glibc's default allocator settings (default: re-run with " + _malloc_text() + ")"
     parser.add_argument("--default-malloc", action="store_true", help=malloc_help)
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    _check_writable(parser, "--json", args.json)
+    _check_writable(parser, "--plot", args.plot)
+    return args
 
 
 def _malloc_text() -> str:
@@ -215,7 +261,8 @@ def _bench(args: argparse.Namespace) -> list[SizedResult]:
     sizes = args.sizes or _parse_sizes(QUICK_SIZES if args.quick else DEFAULT_SIZES)
     only = args.only or list(GROUPS)
     rounds = args.rounds or (3 if args.quick else 9)
-    print(f"\nTiming {', '.join(only)}\nat tensor sizes {', '.join(fmt_bytes(s) for s in sizes)} ...")
+    asked = ", ".join(fmt_bytes(s) for s in sizes)
+    print(f"\nTiming {', '.join(only)}\nat tensor sizes {asked} (each case's own, rounded to its shapes, below) ...")
     results = []
     for k, size in enumerate(sizes, 1):
         for cases in _case_batches(size, only):
@@ -225,7 +272,8 @@ def _bench(args: argparse.Namespace) -> list[SizedResult]:
                     case = without_peers(case)
                 _progress(f"size {k}/{len(sizes)}: {case.group} {case.name}")
                 result = run_case(case, rounds=rounds, min_round_s=0.005 if args.quick else 0.02)
-                results.append(SizedResult(size, result))
+                tensor_bytes = size if case.tensor_bytes is None else case.tensor_bytes  # what it timed
+                results.append(SizedResult(tensor_bytes, result, asked_bytes=size))
                 del case
     if sys.stderr.isatty():
         sys.stderr.write("\r" + " " * 80 + "\r")
@@ -263,9 +311,21 @@ def _plot(results: list[SizedResult], path: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the checks, then the benchmarks; return 1 when a check failed."""
+    """Run the checks, then the benchmarks; return 1 when a check failed, `INTERRUPTED` (130) on Ctrl-C."""
     args = _parse_args(argv)
     _maybe_reexec(args, argv)
+    try:
+        return _run(args)
+    except KeyboardInterrupt:
+        if sys.stderr.isatty():
+            sys.stderr.write("\r" + " " * 80 + "\r")  # the progress line
+        sys.stdout.flush()
+        print("python -m dmljax: interrupted (Ctrl-C); the run stopped before its end.", file=sys.stderr)
+        return INTERRUPTED
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The checks, the benchmarks, the JSON record and plot; 1 when a check failed."""
     info = _header(not args.no_bench)
     checks = _run_checks()
     results = [] if args.no_bench else _bench(args)

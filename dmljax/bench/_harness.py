@@ -22,7 +22,7 @@ import jax
 
 from dmljax._random.vector_width import default_platform
 
-__all__ = ["Case", "Result", "run_case", "block", "pipelined_default"]
+__all__ = ["Case", "Result", "run_case", "block", "pipelined_default", "sized"]
 
 
 def block(value: Any) -> Any:
@@ -43,6 +43,10 @@ class Case:
         the one under test; the rest are baselines. Each callable must do its whole work
         (a jitted function applied to prepared arguments, a NumPy expression).
       reference: the baseline that ratios are quoted against (a key of contenders).
+      tensor_bytes: bytes of the tensor the case was built for (the data it reads, or the
+        values it generates): what the report labels it with. A module rounds the size
+        asked for to its shapes, so it may differ from that size; every module's
+        ``cases`` sets it (`sized`).
     """
 
     group: str
@@ -50,6 +54,18 @@ class Case:
     nbytes: int
     contenders: Mapping[str, Callable[[], Any]]
     reference: str
+    tensor_bytes: int | None = None
+
+
+def sized(cases: list[Case], tensor_bytes: int | None = None) -> list[Case]:
+    """``cases`` labelled with the bytes of the tensor they were built for (default: each one's ``nbytes``).
+
+    Examples:
+      >>> case = Case("g", "op", 12, {}, "a")
+      >>> sized([case], 4)[0].tensor_bytes, sized([case])[0].tensor_bytes
+      (4, 12)
+    """
+    return [dataclasses.replace(c, tensor_bytes=c.nbytes if tensor_bytes is None else tensor_bytes) for c in cases]
 
 
 @dataclasses.dataclass(frozen=True)

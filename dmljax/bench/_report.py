@@ -1,10 +1,11 @@
 """The benchmark's text table and JSON record (see `_cli`); every printed line fits 120 columns.
 
 The JSON record (``SCHEMA_VERSION`` 2) is ``{"schema_version", "info", "checks", "results"}``;
-each result holds ``group``, ``name``, ``tensor_bytes`` (the size asked for with ``--sizes``),
-``bytes_moved`` (inputs read + output written, the numerator of GB/s), ``baseline``,
-``rounds`` and, per contender, ``median_s``, ``min_s``, ``max_s``, ``first_call_s``
-(compile + one run) and ``ratio`` (median over the baseline's median).
+each result holds ``group``, ``name``, ``tensor_bytes`` (the tensor the case timed: its
+data, or the values it generates), ``asked_bytes`` (the ``--sizes`` entry it was built for;
+a module rounds it to its shapes, e.g. whole rows), ``bytes_moved`` (inputs read + output
+written, the numerator of GB/s), ``baseline``, ``rounds`` and, per contender, ``median_s``,
+``min_s``, ``max_s``, ``first_call_s`` (compile + one run) and ``ratio`` (median over the baseline's median).
 """
 
 from __future__ import annotations
@@ -23,10 +24,14 @@ WIDTH = 120
 
 @dataclasses.dataclass(frozen=True)
 class SizedResult:
-    """A `Result` and the tensor size (bytes, as given to ``--sizes``) its case was built for."""
+    """A `Result`, the bytes of the tensor its case timed and the ``--sizes`` entry it was built for.
+
+    ``asked_bytes`` defaults to ``tensor_bytes``.
+    """
 
     tensor_bytes: int
     result: Result
+    asked_bytes: int | None = None
 
 
 def fmt_bytes(n: float) -> str:
@@ -35,10 +40,13 @@ def fmt_bytes(n: float) -> str:
     Examples:
       >>> fmt_bytes(4096), fmt_bytes(3 * 2**20), fmt_bytes(1.5 * 2**30), fmt_bytes(100)
       ('4 KiB', '3 MiB', '1.5 GiB', '100 B')
+      >>> fmt_bytes(4 * 1023 * 256)  # never 1e+03 KiB
+      '1023 KiB'
     """
     for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if n >= scale:
-            return f"{n / scale:.3g} {unit}"
+            value = n / scale
+            return f"{value:.0f} {unit}" if value >= 999.5 else f"{value:.3g} {unit}"
     return f"{n:.0f} B"
 
 
@@ -102,6 +110,7 @@ def result_json(sized: SizedResult) -> dict[str, Any]:
         "group": r.case.group,
         "name": r.case.name,
         "tensor_bytes": sized.tensor_bytes,
+        "asked_bytes": sized.tensor_bytes if sized.asked_bytes is None else sized.asked_bytes,
         "bytes_moved": r.case.nbytes,
         "baseline": r.case.reference,
         "rounds": len(next(iter(r.samples_s.values()))),

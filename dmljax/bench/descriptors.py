@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import dmljax
-from dmljax.bench._harness import Case
+from dmljax.bench._harness import Case, sized
 
 __all__ = ["cases"]
 
@@ -47,5 +47,6 @@ def cases(sizes_bytes: Sequence[int]) -> list[Case]:
             "jnp": lambda hand=hand, d=data, i=indices: hand(d, i),
         }
         nbytes = 3 * 4 * output.element_count
-        out.append(Case("compile_operator", f"GatherElements NHWC->packed {sizes}", nbytes, contenders, "jnp"))
+        name = f"GatherElements NHWC->packed {sizes}"
+        out += sized([Case("compile_operator", name, nbytes, contenders, "jnp")], 4 * output.element_count)
     return out

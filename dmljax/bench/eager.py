@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import dmljax
-from dmljax.bench._harness import Case
+from dmljax.bench._harness import Case, sized
 from dmljax.bench.ops import _COLUMNS, _scatter_rows, _signed
 
 __all__ = ["DEFAULT_SIZES", "cases"]
@@ -62,4 +62,4 @@ def cases(sizes_bytes: Sequence[int] = DEFAULT_SIZES) -> list[Case]:
 def _case(name: str, nbytes: int, call: Callable[..., jax.Array], data: jax.Array, *host: np.ndarray) -> Case:
     args = (data, *(jnp.asarray(a) for a in host))  # concrete device arrays: the eager check runs
     contenders = {"eager": functools.partial(call, *args), "jit": functools.partial(jax.jit(call), *args)}
-    return Case("eager", name, nbytes, contenders, reference="jit")
+    return sized([Case("eager", name, nbytes, contenders, reference="jit")], data.nbytes)[0]

@@ -25,7 +25,7 @@ import numpy as np
 
 import dmljax
 from dmljax.bench import _torch
-from dmljax.bench._harness import Case
+from dmljax.bench._harness import Case, sized
 
 __all__ = ["DEFAULT_SIZES", "cases"]
 
@@ -39,11 +39,13 @@ def cases(sizes_bytes: Sequence[int] = DEFAULT_SIZES) -> list[Case]:
     for size in sizes_bytes:
         rng = np.random.default_rng(size)
         x = rng.standard_normal((max(1, size // 4 // _COLUMNS), _COLUMNS), dtype=np.float32)
+        built: list[Case] = []
         for axis in (0, 1):
-            out += _gather_elements_cases(rng, x, axis)
-            out += _gather_cases(rng, x, axis)
-        out += _scatter_cases(rng, x)
-        out += _slice1_cases(x)
+            built += _gather_elements_cases(rng, x, axis)
+            built += _gather_cases(rng, x, axis)
+        built += _scatter_cases(rng, x)
+        built += _slice1_cases(x)
+        out += sized(built, x.nbytes)  # whole rows of _COLUMNS: the size asked for, rounded
     return out
 
 

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from dmljax._random.prng_impl import prng_impl
-from dmljax.bench._harness import Case
+from dmljax.bench._harness import Case, sized
 
 __all__ = ["cases", "DEFAULT_SIZES"]
 
@@ -48,5 +48,5 @@ def cases(sizes_bytes: Sequence[int] = DEFAULT_SIZES) -> list[Case]:
         size = f"n={n} (2^{int(np.log2(n))})" if n & (n - 1) == 0 else f"n={n}"
         for what in ("bits", "uniform"):
             contenders = {name: functools.partial(_draw(what, n), key) for name, key in keys.items()}
-            out.append(Case("prng", f"jax.random.{what} {size}", 4 * n, contenders, REFERENCE))
+            out += sized([Case("prng", f"jax.random.{what} {size}", 4 * n, contenders, REFERENCE)])
     return out

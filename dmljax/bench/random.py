@@ -34,7 +34,7 @@ from dmljax._random import vector_width
 from dmljax._random.distributions import _normal, _normal_wide, _uniform, _uniform_wide
 from dmljax._random.generator import _random_generator, _random_generator_wide, make_state
 from dmljax.bench import _torch
-from dmljax.bench._harness import Case
+from dmljax.bench._harness import Case, sized
 
 __all__ = ["cases", "peak_memory", "sharded_peak_memory", "DEFAULT_SIZES"]
 
@@ -97,7 +97,7 @@ def cases(sizes_bytes: Sequence[int] = DEFAULT_SIZES) -> list[Case]:
         name = f"bits n={n} (2^{int(np.log2(n))})" if n & (n - 1) == 0 else f"bits n={n}"
         out.append(Case("random", name, 4 * n, contenders, REFERENCE))
         out += _more_cases(state, philox_key, n)
-    return out
+    return sized(out)  # each case's values: its nbytes (rows of 1023 round the size down)
 
 
 def _eager(plain: Callable[..., Any], wide: Callable[..., Any], state: jax.Array) -> Callable[..., Any]:

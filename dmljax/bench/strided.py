@@ -28,7 +28,7 @@ import dmljax
 from dmljax._buffers.strided import read_tensor, write_tensor
 from dmljax._buffers.tensor_desc import TensorDesc, packed_strides
 from dmljax.bench import _torch
-from dmljax.bench._harness import Case
+from dmljax.bench._harness import Case, sized
 
 __all__ = ["cases"]
 
@@ -102,7 +102,7 @@ def _backward_case(group: str, name: str, nbytes: int, functions: dict, args: tu
 
 def cases(sizes_bytes: Sequence[int]) -> list[Case]:
     """Read and write cases for packed, NHWC, broadcast, padded and overlapping layouts."""
-    out = []
+    out: list[Case] = []
     for nbytes in sizes_bytes:
         n, c, h, w = sizes = _nchw(nbytes)
         count = n * c * h * w
@@ -110,6 +110,7 @@ def cases(sizes_bytes: Sequence[int]) -> list[Case]:
         padded = TensorDesc("float32", sizes, (c * h * (w + 8), h * (w + 8), w + 8, 1))
         broadcast = TensorDesc("float32", sizes, (0, 0, 0, 1))  # one row repeated
         windows = TensorDesc("float32", (count // 8, 8), (1, 1))  # overlapping sliding windows
+        start = len(out)
         out += [
             _read_case(f"packed {sizes}", TensorDesc("float32", sizes), count, lambda b, s=sizes: b.reshape(s)),
             _read_case(
@@ -171,6 +172,7 @@ def cases(sizes_bytes: Sequence[int]) -> list[Case]:
                 "concat",
             ),
         ]
+        out[start:] = sized(out[start:], 4 * count)  # every layout holds the count elements of sizes
     return out
 
 
