@@ -10,6 +10,7 @@ import pytest
 
 import dmljax
 from dmljax import fold_in, make_state, prng_impl, random_generator, split
+from dmljax._random.prng_impl import _words as prng_words
 from tests import reference
 
 STATE = make_state(0x5EED, counter=2**64 - 2)  # a carry into word 2 after two blocks
@@ -74,6 +75,41 @@ def test_jit_and_vmap_equal_eager():
     folded = jax.jit(jax.vmap(jax.random.fold_in))(keys, jnp.arange(4, dtype=jnp.uint32))
     want = np.stack([fold_in(s, i) for i, s in enumerate(states)])
     np.testing.assert_array_equal(jax.random.key_data(folded), want)
+
+
+@pytest.mark.parametrize("shape", [2**32 + 1, (2**16, 2**16 + 1)], ids=["2^32 + 1", "2^16 x (2^16 + 1)"])
+def test_split_into_more_than_2_32_keys_is_refused_not_repeated(shape):
+    n = int(np.prod(shape))
+    with pytest.raises(dmljax.ValidationError, match=rf"at most 2\*\*32 keys.*{n} keys"):
+        jax.random.split(key(), shape)  # eager: refused before anything is allocated
+    with pytest.raises(dmljax.ValidationError, match=rf"{n} keys"):
+        jax.jit(lambda k: jax.random.split(k, shape)).lower(key())
+
+
+def test_split_into_2_32_keys_is_allowed():
+    lowered = jax.jit(lambda k: jax.random.key_data(jax.random.split(k, 2**32))).lower(key())
+    assert lowered.out_info.shape == (2**32, 6)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "shape"),
+    [(jnp.uint32, (2**32 + 8,)), (jnp.uint8, (3, 2**31 - 1)), (jnp.uint64, (2**31 + 1,))],
+    ids=["uint32 2^32 + 8", "uint8 3 x (2^31 - 1)", "uint64 2^31 + 1 (x64)"],
+)
+def test_bits_past_2_32_words_are_generated_in_chunks(dtype, shape):
+    with jax.enable_x64(dtype == jnp.uint64):
+        lowered = jax.jit(lambda k: jax.random.bits(k, shape, dtype)).lower(key())
+    assert lowered.out_info.shape == shape and lowered.out_info.dtype == dtype
+
+
+@pytest.mark.parametrize("chunk", [4, 8, 12])
+@pytest.mark.parametrize("shape", [(40,), (5, 7), (3, 1, 9), (13,)])
+def test_chunked_words_are_the_stream(chunk, shape):
+    n = int(np.prod(shape))
+    for state in (STATE, make_state(9, counter=2**32 - 2), make_state(1, counter=2**128 - 3)):
+        want = reference.random_generator(state, (n,))[0].reshape(shape)
+        np.testing.assert_array_equal(prng_words(state, shape, chunk=chunk), want)
+        np.testing.assert_array_equal(jax.jit(prng_words, static_argnums=(1, 2))(state, shape, chunk), want)
 
 
 @pytest.mark.slow

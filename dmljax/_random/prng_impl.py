@@ -24,54 +24,106 @@ bits before the implementation sees it; for a 64-bit seed, wrap ``make_state(see
 
 from __future__ import annotations
 
+import functools
 import math
 
 import jax
 import jax.extend
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from dmljax._core.errors import fail
 from dmljax._core.limits import MAX_DIMENSIONS, MAX_TENSOR_ELEMENTS
-from dmljax._random.generator import STATE_WORDS, make_state, random_generator
+from dmljax._random import vector_width
+from dmljax._random.generator import STATE_WORDS, advance_state, make_state, random_generator
 from dmljax._random.keys import FOLD_IN_TAG, SPLIT_TAG, derive
 
 __all__ = ["prng_impl"]
 
 _UINT = {8: jnp.uint8, 16: jnp.uint16, 32: jnp.uint32, 64: jnp.uint64}
+# A child's index is one 32-bit word of its derivation (`dmljax.split`): at most 2^32 children.
+MAX_SPLIT_KEYS = 2**32
+# Words per `random_generator` call when one ``jax.random`` output needs more than DirectML's
+# 2^32 - 1: a multiple of 4, so that chunk j starts at block ``counter + j * CHUNK_WORDS / 4``.
+CHUNK_WORDS = 2**31
+
+# JAX calls the callbacks below eagerly outside `jax.jit` (jax/_src/random/prng.py: the
+# primitives' impl rules call ``impl.split(key, shape)`` and kin on concrete arrays), so each
+# is a jitted function with static shapes, as JAX's threefry's are: one cached dispatch per call.
 
 
+@jax.jit
 def _seed(seed: jax.Array) -> jax.Array:
     return make_state(seed)
 
 
 def _split(state: jax.Array, shape: tuple[int, ...]) -> jax.Array:
-    children = derive(state, jnp.arange(math.prod(shape), dtype=jnp.uint32), SPLIT_TAG)
+    shape = tuple(int(d) for d in shape)
+    if math.prod(shape) > MAX_SPLIT_KEYS:
+        rule = "ask for at most 2**32 keys (a child's index is one 32-bit word)"
+        raise fail("jax.random.split with dmljax.prng_impl", "shape", rule, shape, f"{math.prod(shape)} keys")
+    return _split_jit(state, shape)
+
+
+@functools.partial(jax.jit, static_argnums=1)
+def _split_jit(state: jax.Array, shape: tuple[int, ...]) -> jax.Array:
+    children = derive(state, lax.iota(jnp.uint32, math.prod(shape)), SPLIT_TAG)
     return children.reshape(*shape, STATE_WORDS)
 
 
-def _fold_in(state: jax.Array, data: int | jax.Array) -> jax.Array:
+@jax.jit
+def _fold_in(state: jax.Array, data: jax.Array) -> jax.Array:
     return derive(state, jnp.asarray(data).astype(jnp.uint32), FOLD_IN_TAG)
 
 
-def _words(state: jax.Array, shape: tuple[int, ...]) -> jax.Array:
-    """``random_generator``'s words in ``shape`` (any rank and size, zero included)."""
+def _random_bits(state: jax.Array, bit_width: int, shape: tuple[int, ...]) -> jax.Array:
+    shape = tuple(int(d) for d in shape)
+    return vector_width.call(_random_bits_plain, _random_bits_wide, state, bit_width, shape)
+
+
+def _random_bits_fn(state: jax.Array, bit_width: int, shape: tuple[int, ...]) -> jax.Array:
+    if bit_width == 64:
+        pairs = _words(state, (*shape, 2)).astype(jnp.uint64)
+        return pairs[..., 0] | pairs[..., 1] << np.uint64(32)
+    return _words(state, shape).astype(_UINT[bit_width])
+
+
+# The plain twin, and the one compiled with 512-bit vectors for eager calls on AVX-512 CPUs (`vector_width`).
+_random_bits_plain, _random_bits_wide = vector_width.twin_jit(_random_bits_fn, static_argnums=(1, 2))
+
+
+def _words(state: jax.Array, shape: tuple[int, ...], chunk: int = CHUNK_WORDS) -> jax.Array:
+    """The first ``prod(shape)`` words of the state's stream in ``shape`` (any rank and size, zero included).
+
+    Up to 2^32 - 1 words this is `random_generator`; past DirectML's limit, ``chunk``-word
+    calls from the states ``advance(state, j * chunk / 4)``, concatenated: the same words,
+    since word ``n`` is word ``n % 4`` of block ``counter + n // 4`` (128-bit counter).
+    """
     n = math.prod(shape)
     if n == 0:
         return jnp.zeros(shape, jnp.uint32)
-    if n > MAX_TENSOR_ELEMENTS:
-        raise fail("jax.random with dmljax.prng_impl", "shape", "need at most 2**32 - 1 words", shape)
+    if n > min(chunk, MAX_TENSOR_ELEMENTS):
+        return _chunked_words(state, n, chunk).reshape(shape)
     if 1 <= len(shape) <= MAX_DIMENSIONS:
         return random_generator(state, shape)[0]
     return random_generator(state, (n,))[0].reshape(shape)
 
 
-def _random_bits(state: jax.Array, bit_width: int, shape: tuple[int, ...]) -> jax.Array:
-    shape = tuple(int(d) for d in shape)
-    if bit_width == 64:
-        pairs = _words(state, (*shape, 2)).astype(jnp.uint64)
-        return pairs[..., 0] | pairs[..., 1] << np.uint64(32)
-    return _words(state, shape).astype(_UINT[bit_width])
+def _chunked_words(state: jax.Array, n: int, chunk: int) -> jax.Array:
+    """``n`` words of the stream as ``ceil(n / chunk)`` calls of ``chunk`` words (a multiple of 4) each."""
+    whole, rest = divmod(n, chunk)
+    offsets = np.array([_count_words(j * chunk // 4) for j in range(whole + 1)], np.uint32)
+    states = jax.vmap(advance_state, in_axes=(None, 0))(state, jnp.asarray(offsets))
+    parts = [jax.vmap(lambda s: random_generator(s, (chunk,))[0])(states[:whole]).reshape(whole * chunk)]
+    if rest:
+        parts.append(random_generator(states[whole], (rest,))[0])
+    return jnp.concatenate(parts) if len(parts) > 1 else parts[0]
+
+
+def _count_words(blocks: int) -> list[int]:
+    """A count of blocks in [0, 2^128) as its four uint32 words, least significant first."""
+    return [(blocks >> (32 * i)) & 0xFFFFFFFF for i in range(4)]
 
 
 # The PRNG implementation; pass it as ``impl=`` to ``jax.random.key`` or ``wrap_key_data``.
@@ -101,7 +153,10 @@ the uint32[6] state of `make_state` (128-bit counter, 64-bit key), so every
   uint8 / uint16 bits are the low 8 / 16 bits of one word each; uint64 bits (x64) two
   words each, ``w[2i] | w[2i+1] << 32`` (low word first, as TensorFlow).
 - ``jax.random.split(key, num)`` and ``jax.random.fold_in(key, data)`` are the keys of
-  `split` and `fold_in` on the state.
+  `split` and `fold_in` on the state; a split into more than 2^32 keys (``num`` or the
+  product of a shape) raises `dmljax.ValidationError` (a child's index is one 32-bit word).
+- Outputs of any size: past DirectML's 2^32 - 1 words per tensor, the words go on along
+  the same stream (word ``n`` of block ``counter + n // 4``, 128-bit counter).
 
 A key does not advance: drawing twice from it gives the same bits; split or fold in.
 ``jax.random.uniform``, ``normal`` and kin are JAX's conversions of these bits, not

@@ -38,6 +38,7 @@ GROUPS = {
     "slice1": "dmljax.bench.ops",
     "random": "dmljax.bench.random",
     "prng": "dmljax.bench.prng",
+    "keys": "dmljax.bench.keys",
     "compile_operator": "dmljax.bench.descriptors",
     "eager": "dmljax.bench.eager",
 }
