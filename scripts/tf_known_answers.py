@@ -130,7 +130,8 @@ KEY_COUNTER = {{''')
     print("#   full_int: stateless_uniform(shape, seed, minval=None, maxval=None, dtype) (uint32: the Philox words);")
     print("#   uniform: stateless_uniform(shape, seed, dtype=dtype); randint: the same with RANGES[dtype];")
     print("#   normal: stateless_normal(shape, seed, dtype=dtype); uniform_range, normal_mean_stddev: the same with")
-    print("#   UNIFORM_RANGE, NORMAL_MEAN_STDDEV; dropout_<rate>: stateless_dropout(fill(shape, DROPOUT_X), rate, seed).")
+    print("#   UNIFORM_RANGE, NORMAL_MEAN_STDDEV;")
+    print("#   dropout_<rate>: stateless_dropout(fill(shape, DROPOUT_X), rate, seed).")
     print("OUTPUTS = {")
     for seed, shape in CASES:
         for (op, dtype), text in outputs(seed, shape).items():

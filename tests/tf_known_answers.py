@@ -37,7 +37,8 @@ KEY_COUNTER = {
 #   full_int: stateless_uniform(shape, seed, minval=None, maxval=None, dtype) (uint32: the Philox words);
 #   uniform: stateless_uniform(shape, seed, dtype=dtype); randint: the same with RANGES[dtype];
 #   normal: stateless_normal(shape, seed, dtype=dtype); uniform_range, normal_mean_stddev: the same with
-#   UNIFORM_RANGE, NORMAL_MEAN_STDDEV; dropout_<rate>: stateless_dropout(fill(shape, DROPOUT_X), rate, seed).
+#   UNIFORM_RANGE, NORMAL_MEAN_STDDEV;
+#   dropout_<rate>: stateless_dropout(fill(shape, DROPOUT_X), rate, seed).
 OUTPUTS = {
     ("full_int", "uint32", (1, 2), (3, 7)): """
         0x41EC0A2C 0x679894F1 0xEBFF843E 0x16148793 0x00A2D093 0xF1531DC5 0x3F8DB05B 0x2308573E
