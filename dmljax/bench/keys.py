@@ -26,6 +26,7 @@ from dmljax.bench._harness import Case
 __all__ = ["cases", "DEFAULT_SIZES", "LOOP_STEPS", "NNX_LAYERS"]
 
 DEFAULT_SIZES = (4 * 2**10,)
+_KEY_WORDS = 6  # a dmljax key's data: the uint32[6] state
 REFERENCE = "jax threefry"
 _IMPLS: dict[str, Any] = {"dmljax prng_impl": prng_impl, REFERENCE: "threefry2x32"}
 # Steps of the split loop, and layers (Linear + Dropout each) of the NNX model.
@@ -60,21 +61,26 @@ def _nnx_available() -> bool:
 
 
 def cases(sizes_bytes: Sequence[int] = DEFAULT_SIZES) -> list[Case]:
-    """Per size: eager key, split, fold_in, bits (``bytes // 4`` words), the split loop, the NNX model if Flax is there.
+    """Per size: eager key, split, fold_in (labelled with the key data they work on: 6 words),
+    bits of ``bytes // 4`` words, the split loop, and the NNX model if Flax is there.
 
     Examples:
       >>> [case.name for case in cases([4096])][:5]  # doctest: +NORMALIZE_WHITESPACE
-      ['eager jax.random.key', 'eager jax.random.split', 'eager jax.random.fold_in',
-       'eager jax.random.bits n=1024', 'eager 100-step key, sub = split(key)']
-      >>> list(cases([4096])[0].contenders), cases([4096])[0].group
-      (['dmljax prng_impl', 'jax threefry'], 'keys')
+      ['eager jax.random.key, key data (6)', 'eager jax.random.split, key data (6)',
+       'eager jax.random.fold_in, key data (6)', 'eager jax.random.bits n=1024',
+       'eager 100-step key, sub = split(key), key data (6)']
+      >>> list(cases([4096])[0].contenders), cases([4096])[0].group, cases([4096])[0].tensor_bytes
+      (['dmljax prng_impl', 'jax threefry'], 'keys', 24)
     """
     out = []
     for size in sizes_bytes:
         n = max(1, size // 4)
         for what, nbytes, make in _calls(n):
+            sized_by_n = what.endswith(f"n={n}")
             contenders = {name: make(impl) for name, impl in _IMPLS.items()}
-            out.append(Case("keys", what, nbytes, contenders, REFERENCE))
+            name = what if sized_by_n else f"{what}, key data ({_KEY_WORDS})"
+            tensor = 4 * n if sized_by_n else 4 * _KEY_WORDS
+            out.append(Case("keys", name, nbytes, contenders, REFERENCE, tensor_bytes=tensor))
     return out
 
 
@@ -84,7 +90,7 @@ Make = Callable[[Any], Callable[[], Any]]
 def _calls(n: int) -> list[tuple[str, int, Make]]:
     """(case name, bytes moved, impl -> zero-argument call) of each case; ``n`` words for ``bits``."""
     data = jnp.uint32(12345)  # a device scalar, as a loop's step counter is
-    key_bytes = 4 * 6  # dmljax's key data (threefry's is 8 bytes)
+    key_bytes = 4 * _KEY_WORDS  # dmljax's key data (threefry's is 8 bytes)
 
     def key_of(impl: Any) -> jax.Array:
         return jax.random.key(0, impl=impl)
