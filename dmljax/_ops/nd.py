@@ -232,7 +232,9 @@ def _columns(
     return tuple(columns), policy.checkify and traced
 
 
-def _positions(op: str, columns: tuple[jax.Array, ...], shape: tuple[int, ...], b: int, mode: IndexMode, checked: bool):
+def _positions(
+    op: str, columns: tuple[jax.Array, ...], shape: tuple[int, ...], b: int, mode: IndexMode, checked: bool
+) -> list[jax.Array]:
     """Each column normalised along its axis, after the checkify check when ``checked``."""
     if checked:
         for j, column in enumerate(columns):
