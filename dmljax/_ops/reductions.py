@@ -8,17 +8,21 @@ https://onnx.ai/onnx/operators/onnx__ScatterElements.html). For a float ``"add"`
 0 in float32, ``1e8 + (1 - 1e8)`` is 1), and XLA's scatter-add gives no order (GPU
 atomics differ between runs). `combine` therefore never lets a scatter combine values:
 
-1. a stable sort of the flat targets (``lax.sort``, ``is_stable=True``) gives each update
-   its rank among the updates of its target, in loop order;
-2. round ``k`` (a `lax.while_loop` over ``k < R``, ``R`` the largest number of updates
-   of one target) gathers the current output at the targets of the rank-``k`` updates,
-   applies ``f`` element-wise, and writes the results back with an overwrite scatter
-   whose targets are unique: after round ``k`` every output element holds the fold of its
-   first ``k + 1`` updates, ``((x + u0) + u1) + ...``, bit for bit as the loop does it.
+each round of a `lax.while_loop` finds, for every target, its first pending update (a
+scatter-min of the updates' loop positions: exact in any order), gathers the current
+output there, applies ``f`` element-wise and writes the results back with an overwrite
+scatter whose targets are unique. After round ``k`` every output element holds the fold
+of its first ``k`` updates, ``((x + u0) + u1) + ...``, bit for bit as the loop does it.
 
-Cost: the sort, O(M log M) for M updates, then R rounds of one gather and one scatter of
-M elements each: O(R M). Without duplicates R = 1; the cost grows linearly with the
-largest duplicate count of one target (M updates of one element: O(M^2)). Integer
+Cost: R rounds, R the largest number of updates of one element (1 without duplicates),
+each a scatter-min, two gathers and a scatter of the M updates, plus a fresh buffer of
+the N elements when N <= M (else a reset at the M targets): O(R M) after one fill of N.
+It grows linearly with the largest duplicate count (M updates of one element: O(M^2)).
+Rough figures on XLA CPU (2 shared, noisy cores), float32 ``"add"`` against
+``x.at[t].add(u)``: 2^20 random updates into 2^20 elements (R = 9) 32-52 ms against
+1 ms; 2^20 updates without duplicates 5-7 ms (5-8x); 4096 updates of one element 35 ms
+(the loop's per-round overhead, about 8 us). A stable sort by target (``lax.sort``) would
+rank every update at once, but XLA CPU's stable sort of 2^20 keys alone took 230 ms. Integer
 ``"add"``/``"mul"`` (wrapping arithmetic is associative and commutative) and every
 ``"max"``/``"min"`` are exact in any order: they are one XLA scatter
 (``x.at[t].add(u)``...).
@@ -98,24 +102,28 @@ def _unordered(flat: jax.Array, targets: jax.Array, updates: jax.Array, reductio
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(3,))
 def _ordered(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str) -> jax.Array:
-    """The ordered fold of the module doc: a stable sort, then R rounds of unique writes."""
+    """The ordered fold of the module doc: rounds in which each target takes its first pending update."""
     m, n = targets.shape[0], flat.shape[0]
     if m == 0:
         return flat
-    perm, sorted_targets, rank = _runs(targets, n)
-    sorted_updates = updates[perm]
-    rounds = jnp.max(rank) + 1
+    order = lax.iota(np.int32 if m < 2**31 else np.int64, m)
+    dump = np.asarray(n, targets.dtype)  # out of range: dropped by the scatters
     f = _OPS[reduction]
-    dump = np.asarray(n, targets.dtype)  # dropped by the scatter
 
-    def body(state: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array]:
-        k, out = state
-        where = jnp.where(rank == k, sorted_targets, dump)
-        current = out.at[where].get(mode="clip")
-        new = f(current, sorted_updates)
-        return k + 1, out.at[where].set(new, mode="drop")
+    def body(state: tuple[jax.Array, jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array, jax.Array]:
+        out, pending, first = state
+        if n <= m:  # a fresh buffer costs no more than a reset of the M positions
+            first = jnp.full((n,), m, order.dtype)
+        first = first.at[jnp.where(pending, targets, dump)].min(order, mode="drop")
+        now = pending & (first.at[targets].get(mode="clip") == order)  # the first pending update of its target
+        where = jnp.where(now, targets, dump)
+        new = f(out.at[where].get(mode="clip"), updates)
+        if n > m:  # reset where used: O(M) per round, not O(N)
+            first = first.at[where].set(m, mode="drop")
+        return out.at[where].set(new, mode="drop"), pending & ~now, first
 
-    _, out = lax.while_loop(lambda s: s[0] < rounds, body, (jnp.zeros((), rank.dtype), flat))
+    init = (flat, targets < dump, jnp.full((n,), m, order.dtype))
+    out, _, _ = lax.while_loop(lambda s: jnp.any(s[1]), body, init)
     return out
 
 
