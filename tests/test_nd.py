@@ -123,6 +123,22 @@ def test_gather_nd_64bit_host_values_are_never_truncated():
     np.testing.assert_array_equal(out, [3.0])
 
 
+@pytest.mark.parametrize("index_dtype", ["int64", "uint64"])
+@pytest.mark.parametrize("reduction", ["none", "add"])
+def test_scatter_nd_64bit_indices_under_x64(x64, index_dtype, reduction):
+    data, indices, updates = scatter_case(np.random.default_rng(7), reduction != "none", "int64", "float64")
+    indices = (indices % np.array(data.shape[: indices.shape[-1]])).astype(index_dtype)
+    out = dmljax.scatter_nd(data, indices, updates, reduction=reduction)
+    assert out.dtype == jnp.float64
+    np.testing.assert_array_equal(out, reference.scatter_nd(data, indices, updates, reduction))
+
+
+def test_scatter_nd_64bit_host_values_are_never_truncated():
+    indices = np.array([[2**32 + 1, 0], [1, -1]], np.int64)  # the first tuple is out of range: dropped
+    out = dmljax.scatter_nd(jnp.zeros((2, 3)), indices, jnp.array([1.0, 2.0]), reduction="add", mode="drop")
+    np.testing.assert_array_equal(out, [[0.0, 0.0, 0.0], [0.0, 0.0, 2.0]])
+
+
 # ----- out-of-range indices and modes ---------------------------------------------------
 
 
