@@ -260,17 +260,20 @@ def test_empty_updates_leave_the_input():
 
 @pytest.mark.hlo
 def test_float_add_lowers_to_no_combining_scatter():
-    """Every scatter in the float ``add`` program overwrites (its body returns the update):
-    no scatter adds, so no platform's scatter order (GPU atomics) can change the sums.
+    """Every float scatter in the ``add``/``mul`` programs overwrites (its body returns the
+    update; the one int32 scatter takes a minimum, exact in any order): no scatter adds or
+    multiplies, so no platform's scatter order (GPU atomics) can change the result.
 
     When it fails, read the module doc of dmljax._ops.reductions.
     """
-    f = jax.jit(lambda x, i, u: dmljax.scatter_nd(x, i, u, reduction="add"))
-    text = f.lower(jnp.zeros(4), jnp.zeros((6, 1), jnp.int32), jnp.ones(6)).as_text()
-    scatters = re.findall(r"stablehlo\.scatter.*?\}\) :", text, flags=re.S)
-    assert scatters, text
-    for scatter in scatters:
-        assert "stablehlo.add" not in scatter and "stablehlo.mul" not in scatter, scatter
+    nd = jax.jit(lambda x, i, u: dmljax.scatter_nd(x, i[:, None], u, reduction="add"))
+    elements = jax.jit(lambda x, i, u: dmljax.scatter(x, i, u, reduction="mul"))
+    for f in (nd, elements):
+        text = f.lower(jnp.zeros(4), jnp.zeros(6, jnp.int32), jnp.ones(6)).as_text()
+        scatters = re.findall(r"stablehlo\.scatter.*?\}\) :", text, flags=re.S)
+        assert any("tensor<f32>" in s for s in scatters), text
+        for scatter in scatters:
+            assert "stablehlo.add" not in scatter and "stablehlo.mul" not in scatter, scatter
 
 
 # ----- transforms -----------------------------------------------------------------------
