@@ -19,8 +19,8 @@ each a scatter-min, two gathers and a scatter of the M updates, plus a fresh buf
 the N elements when N <= M (else a reset at the M targets): O(R M) after one fill of N.
 It grows linearly with the largest duplicate count (M updates of one element: O(M^2)).
 Rough figures on XLA CPU (2 shared, noisy cores), float32 ``"add"`` against
-``x.at[t].add(u)``: 2^20 random updates into 2^20 elements (R = 9) 32-52 ms against
-1 ms; 2^20 updates without duplicates 5-7 ms (5-8x); 4096 updates of one element 35 ms
+``x.at[t].add(u)``: 2^20 random updates into 2^20 elements (R = 9) 32-59 ms against
+1 ms; 2^20 updates without duplicates 5-9 ms (5-8x); 4096 updates of one element 35 ms
 (the loop's per-round overhead, about 8 us). A stable sort by target (``lax.sort``) would
 rank every update at once, but XLA CPU's stable sort of 2^20 keys alone took 230 ms. Integer
 ``"add"``/``"mul"`` (wrapping arithmetic is associative and commutative) and every
@@ -29,7 +29,8 @@ rank every update at once, but XLA CPU's stable sort of 2^20 keys alone took 230
 
 Gradients: ``"add"`` passes the cotangent to the input and to every update;
 ``"mul"`` gives ``d x = g * prod(u)`` and ``d u_i = g * x * prod(u_j, j != i)`` (no
-division: exclusive products within each target's run); ``"max"``/``"min"`` are JAX's
+division: exclusive products within each target's run, found with one stable sort by
+target, so the gradient costs a sort the forward pass avoids); ``"max"``/``"min"`` are JAX's
 own scatter rules (ties share the cotangent equally, the input's value included).
 """
 
