@@ -20,6 +20,8 @@ from dmljax._descriptors.slice1 import Slice1OperatorDesc as Slice1OperatorDesc
 from dmljax._ops.gather import gather as gather
 from dmljax._ops.gather import gather_elements as gather_elements
 from dmljax._ops.indices import IndexMode as IndexMode
+from dmljax._ops.nd import gather_nd as gather_nd
+from dmljax._ops.nd import scatter_nd as scatter_nd
 from dmljax._ops.scatter import scatter as scatter
 from dmljax._ops.scatter import scatter_elements as scatter_elements
 from dmljax._ops.slice1 import slice1 as slice1
@@ -61,6 +63,7 @@ __all__ = [
     "fold_in",
     "gather",
     "gather_elements",
+    "gather_nd",
     "make_state",
     "normal",
     "packed_strides",
@@ -71,6 +74,7 @@ __all__ = [
     "read_tensor",
     "scatter",
     "scatter_elements",
+    "scatter_nd",
     "slice1",
     "split",
     "state_from_tf_seed",

@@ -142,6 +142,69 @@ def gather_elements_grad(shape, indices: np.ndarray, cotangent: np.ndarray, axis
     return grad
 
 
+# ONNX GatherND, ScatterND and ScatterElements with reduction, as ONNX's loops:
+# https://onnx.ai/onnx/operators/onnx__GatherND.html
+# https://onnx.ai/onnx/operators/onnx__ScatterND.html
+# https://onnx.ai/onnx/operators/onnx__ScatterElements.html
+
+REDUCE = {
+    "add": lambda a, b: a + b,
+    "mul": lambda a, b: a * b,
+    "max": lambda a, b: max(a, b),
+    "min": lambda a, b: min(a, b),
+}
+
+
+def _tuple(index_tuple, shape, mode) -> tuple | None:
+    """Positions of an index tuple along the leading axes of ``shape``; None if any is dropped."""
+    out = tuple(_position(i, s, mode) for i, s in zip(index_tuple, shape, strict=False))
+    return None if any(p is None for p in out) else out
+
+
+def gather_nd(data: np.ndarray, indices: np.ndarray, batch_dims: int = 0, mode=None) -> np.ndarray:
+    """``output[i..] = data[i[:b] + indices[i] + ...]``; "fill" reads 0 for a tuple with a bad index."""
+    b, k = batch_dims, indices.shape[-1]
+    out = np.empty(indices.shape[:-1] + data.shape[b + k :], dtype=data.dtype)
+    for i in np.ndindex(*indices.shape[:-1]):
+        position = _tuple(indices[i], data.shape[b : b + k], mode)
+        out[i] = 0 if position is None else data[i[:b] + position]
+    return out
+
+
+def scatter_nd(data: np.ndarray, indices: np.ndarray, updates: np.ndarray, reduction="none", mode=None) -> np.ndarray:
+    """``output = data``; for every ``i`` in row-major order ``output[indices[i]] = f(output[indices[i]], updates[i])``.
+
+    Element by element, one after the other, in the data's own type (NumPy scalars).
+    """
+    out = data.copy()
+    k = indices.shape[-1]
+    for i in np.ndindex(*indices.shape[:-1]):
+        position = _tuple(indices[i], data.shape[:k], mode)
+        if position is None:
+            continue
+        for s in np.ndindex(*data.shape[k:]):
+            if reduction == "none":
+                out[position + s] = updates[i + s]
+            else:
+                out[position + s] = REDUCE[reduction](out[position + s], updates[i + s])
+    return out
+
+
+def scatter_elements(
+    data: np.ndarray, indices: np.ndarray, updates: np.ndarray, axis: int, reduction="none", mode=None
+):
+    """`scatter` with ONNX's reduction: ``output[t] = f(output[t], updates[p])`` for every ``p`` in row-major order."""
+    out = data.copy()
+    for p in np.ndindex(*indices.shape):
+        target = list(p)
+        target[axis] = _position(indices[p], data.shape[axis], mode)
+        if target[axis] is None:
+            continue
+        t = tuple(target)
+        out[t] = updates[p] if reduction == "none" else REDUCE[reduction](out[t], updates[p])
+    return out
+
+
 def slice1(data: np.ndarray, offsets, sizes, strides, output_sizes=None) -> np.ndarray:
     """DML_SLICE1: ``output[c] = data[b + strides * c]``, ``b`` the window's start or end."""
     if output_sizes is None:

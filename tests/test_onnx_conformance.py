@@ -5,7 +5,8 @@ what ``collect_testcases`` walks): importing one op's case module runs its ``exp
 functions, which record each case in ``_NodeTestCases``. ``collect_testcases`` itself
 imports every operator's module (about 10 s and numerous warnings), so only the modules of
 these operators are imported here. ScatterElements cases with ``reduction`` other than
-``"none"`` are a different DirectML operator and are listed apart, not run.
+``"none"`` are a different DirectML operator and are listed apart here; they run in
+tests/test_scatter_reduction.py (``dmljax.scatter(..., reduction=...)``).
 """
 
 import importlib
@@ -21,7 +22,8 @@ from onnx import TensorProto, helper
 import dmljax
 
 # ScatterElements with reduction != "none" (add, mul, min, max) is DML_SCATTER's sibling with
-# a reduction, not DML_SCATTER: listed here so that no case goes unrun silently.
+# a reduction, not DML_SCATTER: listed here so that no case goes unrun silently (they run in
+# tests/test_scatter_reduction.py).
 REDUCTION_CASES = {
     "test_scatter_elements_with_duplicate_indices",
     "test_scatter_elements_with_reduction_max",

@@ -33,6 +33,7 @@ from dmljax._ops.indices import (
     resolve_mode,
     type_fail,
 )
+from dmljax._ops.reductions import check_reduction, combine, flat_dtype, flat_targets
 
 __all__ = ["scatter", "scatter_elements"]
 
@@ -43,6 +44,7 @@ def scatter(
     updates: jax.typing.ArrayLike,
     axis: int = 0,
     *,
+    reduction: str = "none",
     mode: IndexMode | str | None = None,
 ) -> jax.Array:
     """Copy ``input`` and overwrite the elements that ``indices`` select with ``updates``.
@@ -58,14 +60,23 @@ def scatter(
     full width (a 64-bit index is never truncated to 32 bits), on axes of up to 2^32 - 1
     elements.
 
-    Duplicate indices (two updates to one output element) are invalid input: DirectML does
+    Without a reduction, duplicate indices (two updates to one element) are invalid input: DirectML does
     not say which write wins, and neither does dmljax. scatter tells XLA the indices are
     unique (``unique_indices=True``, a 1.25-1.8x faster backward pass on CPU); with
     duplicates, the winner may differ between backends and runs, and the gradient flows
     to every duplicate update as if it had won.
 
+    ``reduction`` (ONNX ScatterElements 16/18, https://onnx.ai/onnx/operators/onnx__ScatterElements.html):
+    ``"add"``, ``"mul"``, ``"max"`` or ``"min"`` combine instead,
+    ``output[...] = f(output[...], updates[p])`` for every ``p`` in row-major order. Then
+    duplicate indices are valid and combine exactly as ONNX's loop does, bit for bit and on
+    every platform (`dmljax._ops.reductions`: the cost grows with the largest number of
+    updates of one element).
+
     Gradients: the input's gradient is the cotangent, zero where an update overwrote it;
-    the updates' gradient is the cotangent gathered at their positions.
+    the updates' gradient is the cotangent gathered at their positions. With a reduction:
+    ``"add"`` passes the cotangent to both; ``"mul"`` the product rule; ``"max"``/``"min"``
+    JAX's scatter rules (ties share the cotangent equally, the input's value included).
 
     Args:
       input: array of 1 to 8 dimensions, any `DataType`.
@@ -75,6 +86,7 @@ def scatter(
         Python numbers) of the 64-bit type of a 32-bit ``input`` (float64 for float32, ...)
         are converted to it whether ``jax_enable_x64`` is on or off; integers must fit.
       axis: the axis to scatter along, in ``[-r, r)``.
+      reduction: ``"none"`` (overwrite), ``"add"``, ``"mul"``, ``"max"`` or ``"min"``.
       mode: ``None`` (check concrete indices, else drop), or a `dmljax.IndexMode` or its
         string: ``"clip"``, ``"fill"``/``"drop"``, ``"promise_in_bounds"`` or ``"checked"``.
 
@@ -82,7 +94,7 @@ def scatter(
       Array of ``input``'s shape and type.
 
     Raises:
-      ValidationError: a rank, shape, ``axis`` or ``mode`` breaks its rule, or a 64-bit
+      ValidationError: a rank, shape, ``axis``, ``reduction`` or ``mode`` breaks its rule, or a 64-bit
         host update does not fit ``input``'s integer type.
       TypeError: an unsupported type, or ``updates.dtype != input.dtype`` (64-bit host
         values for a 32-bit input excepted).
@@ -99,11 +111,14 @@ def scatter(
              [ 0., 21., 12.]], dtype=float32)
       >>> scatter(jnp.zeros(3), jnp.array([-1]), jnp.array([1.0]), mode="fill")
       Array([0., 0., 1.], dtype=float32)
+      >>> scatter(jnp.ones(2), np.array([1, 1, 0]), jnp.array([2.0, 3.0, 4.0]), reduction="mul")
+      Array([4., 6.], dtype=float32)
     """
     op = "scatter"
     input = as_data(op, "input", input)
     check_rank(op, "input", input.shape)
     axis = check_axis(op, axis, input.ndim, f"input shape {input.shape}")
+    reduction = check_reduction(op, reduction)
     policy = resolve_mode(op, mode, IndexMode.FILL)
     indices = as_indices(op, indices)
     updates = _as_updates(op, updates, input.dtype)
@@ -115,6 +130,10 @@ def scatter(
     indices, due = prepare_indices(op, indices, size, axis, policy)
     checked = policy.checkify and isinstance(indices, jax.core.Tracer)
     args = (input, indices, updates)
+    if reduction != "none":
+        flat_dtype(op, input.shape)
+        impl = functools.partial(_scatter_reduce_impl, reduction=reduction)
+        return call_checked(op, impl, args, due, axis=axis, mode=policy.mode, checked=checked)
     return call_checked(op, _scatter_impl, args, due, axis=axis, mode=policy.mode, checked=checked)
 
 
@@ -190,3 +209,25 @@ def _scatter_flat(input: jax.Array, index: jax.Array, updates: jax.Array, *, axi
         input.reshape(-1), lin.reshape(-1, 1), updates.reshape(-1), dnums, unique_indices=True, mode=lax_mode(mode)
     )
     return flat.reshape(input.shape)
+
+
+@functools.partial(jax.jit, static_argnames=("axis", "mode", "checked", "reduction"))
+def _scatter_reduce_impl(
+    input: jax.Array,
+    indices: jax.Array,
+    updates: jax.Array,
+    *,
+    axis: int,
+    mode: IndexMode,
+    checked: bool,
+    reduction: str,
+) -> jax.Array:
+    """ScatterElements with a reduction: the ordered combine at flat positions (`dmljax._ops.reductions`)."""
+    size = input.shape[axis]
+    if checked:
+        checkify_in_bounds("scatter", indices, size, axis)
+    index = normalize(indices, size, mode)
+    coords = [index if d == axis else lax.broadcasted_iota(np.uint32, index.shape, d) for d in range(input.ndim)]
+    targets = flat_targets(coords, input.shape, mode, flat_dtype("scatter", input.shape))
+    out = combine(input.reshape(-1), targets.reshape(-1), updates.reshape(-1), reduction)
+    return out.reshape(input.shape)

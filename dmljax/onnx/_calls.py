@@ -100,7 +100,11 @@ def _indexed(name: str, prim, default: str) -> Callable[..., jax.Array]:
     def call(*args: Any, **kwargs: Any) -> jax.Array:
         bound = signature.bind(*args, **kwargs)  # the original's TypeError for a wrong call
         bound.apply_defaults()
-        *arrays, axis, mode = bound.arguments.values()
+        arguments = dict(bound.arguments)
+        reduction = arguments.pop("reduction", "none")
+        if reduction != "none":  # ScatterElements 16/18 with a reduction: not exported yet
+            raise fail(name, "reduction", "be 'none' in an ONNX export (no reduction is exported yet)", reduction)
+        *arrays, axis, mode = arguments.values()
         _refuse_checked(name, mode)
         _validate(name, *arrays, axis=axis, mode=mode)
         data, indices = jnp.asarray(arrays[0]), arrays[1]

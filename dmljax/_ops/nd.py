@@ -1,0 +1,297 @@
+"""gather_nd and scatter_nd: ONNX GatherND (11/12/13) and ScatterND (11/13/16/18).
+
+An indices tensor of shape ``(..., k)`` holds tuples of ``k`` indices, each addressing
+the first ``k`` dimensions (after ``batch_dims``) of the data. The public functions
+validate the static facts, check concrete indices column by column (column ``j`` along
+data axis ``batch_dims + j``), then call one jitted array function on the columns, each
+normalised by `dmljax._ops.indices.normalize` for its own axis: gather_nd is one
+`lax.gather` with batching dimensions; scatter_nd writes at flat positions of the input
+(`dmljax._ops.reductions.flat_targets`), with one overwrite scatter (``reduction="none"``)
+or the ordered combine of `dmljax._ops.reductions`.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from dmljax._core.errors import fail
+from dmljax._ops.index_checks import checkify_in_bounds, index_range, prepare_indices, raise_out_of_range
+from dmljax._ops.indices import (
+    IndexMode,
+    IndexPolicy,
+    as_data,
+    as_indices,
+    check_axis_size,
+    check_rank,
+    lax_mode,
+    normalize,
+    resolve_mode,
+)
+from dmljax._ops.reductions import check_reduction, combine, flat_dtype, flat_targets
+from dmljax._ops.scatter import _as_updates
+
+__all__ = ["gather_nd", "scatter_nd"]
+
+
+def gather_nd(
+    data: jax.typing.ArrayLike,
+    indices: jax.typing.ArrayLike,
+    batch_dims: int = 0,
+    *,
+    mode: IndexMode | str | None = None,
+) -> jax.Array:
+    """Gather slices of ``data`` addressed by index tuples: ONNX GatherND (opsets 11, 12, 13).
+
+    https://onnx.ai/onnx/operators/onnx__GatherND.html. With ``b = batch_dims`` and
+    ``k = indices.shape[-1]``: ``output[i, ...] = data[i[:b] + indices[i] + (...)]`` for
+    every ``i`` of ``indices.shape[:-1]``: the first ``b`` dimensions are shared batch
+    dimensions, each tuple picks a slice of ``data.shape[b + k:]``. Negative indices count
+    from the end of their axis. ONNX calls an index outside ``[-s, s)`` an error: concrete
+    indices raise `IndexError` (naming the data axis and the tuple's position); traced ones
+    read clamped by default, each index on its own axis, as `gather` does. ``mode`` chooses
+    (`dmljax.IndexMode`): ``"clip"`` reads the nearest slice, ``"fill"`` reads 0 for a tuple
+    holding any bad index. Every index type is exact at its full width.
+
+    Gradients: ``data``'s is a scatter-add of the cotangent at the gathered tuples.
+
+    Args:
+      data: array of 1 to 8 dimensions, any `DataType`.
+      indices: int32, int64, uint32 or uint64 array of rank ``q >= 1``; ``indices.shape[:b]
+        == data.shape[:b]`` and ``1 <= indices.shape[-1] <= data.ndim - b``.
+      batch_dims: ``b``, in ``[0, min(q, r))``.
+      mode: ``None`` (check concrete indices, else clip), or a `dmljax.IndexMode` or its
+        string: ``"clip"``, ``"fill"``, ``"promise_in_bounds"`` or ``"checked"``.
+
+    Returns:
+      Array of ``indices.shape[:-1] + data.shape[b + k:]``, ``data``'s type.
+
+    Raises:
+      ValidationError: a rank, shape, ``batch_dims`` or ``mode`` breaks its rule.
+      TypeError: ``data`` or ``indices`` has an unsupported type.
+      IndexError: concrete indices hold a value out of range (``mode`` None or "checked").
+
+    Examples:
+      >>> data = jnp.array([[0, 1], [2, 3]], jnp.int32)
+      >>> gather_nd(data, np.array([[0, 0], [1, 1]]))
+      Array([0, 3], dtype=int32)
+      >>> gather_nd(data, np.array([[1], [-2]]))  # rows; -2: the first
+      Array([[2, 3],
+             [0, 1]], dtype=int32)
+      >>> gather_nd(jnp.arange(8.0).reshape(2, 2, 2), np.array([[1], [0]]), batch_dims=1)
+      Array([[2., 3.],
+             [4., 5.]], dtype=float32)
+      >>> gather_nd(data, np.array([[0, 5]]), mode="fill")
+      Array([0], dtype=int32)
+    """
+    op = "gather_nd"
+    data = as_data(op, "data", data)
+    check_rank(op, "data", data.shape)
+    policy = resolve_mode(op, mode, IndexMode.CLIP)
+    indices = as_indices(op, indices)
+    b = _check_batch_dims(op, batch_dims, data.shape, indices.shape)
+    _check_tuple(op, data.shape, indices.shape, b, "data")
+    columns, checked = _columns(op, indices, data.shape, b, policy)
+    return _gather_nd_impl(data, columns, batch_dims=b, mode=policy.mode, checked=checked)
+
+
+def scatter_nd(
+    input: jax.typing.ArrayLike,
+    indices: jax.typing.ArrayLike,
+    updates: jax.typing.ArrayLike,
+    *,
+    reduction: str = "none",
+    mode: IndexMode | str | None = None,
+) -> jax.Array:
+    """Copy ``input`` and write or combine slices addressed by index tuples: ONNX ScatterND.
+
+    https://onnx.ai/onnx/operators/onnx__ScatterND.html (opsets 11, 13, 16, 18). With
+    ``k = indices.shape[-1]``: ``output = input``; then for every ``i`` of
+    ``indices.shape[:-1]`` in row-major order, ``output[indices[i]] = f(output[indices[i]],
+    updates[i])``, a slice of ``input.shape[k:]``. ``reduction`` names ``f``: ``"none"``
+    overwrites; ``"add"``, ``"mul"``, ``"max"``, ``"min"`` combine. Negative indices count
+    from the end of their axis.
+
+    Duplicate tuples: with ``"none"`` they are invalid input, as for `scatter` (the winner
+    is unspecified; XLA is told the indices are unique). With a reduction they are valid
+    and combine exactly as ONNX's loop does, in row-major order of the updates, bit for bit
+    and on every platform (`dmljax._ops.reductions`: the cost grows with the largest number
+    of updates of one element).
+
+    Out-of-range indices: concrete ones raise `IndexError` (``mode`` None or "checked");
+    traced ones drop the update by default (`dmljax.IndexMode`: ``"clip"`` writes at the
+    clamped position, each index clamped on its own axis).
+
+    Gradients: ``"none"``: the cotangent flows to the updates at their written positions
+    and is zero in the input there; ``"add"``: to both everywhere; ``"mul"``: the product
+    rule (no division by an update); ``"max"``/``"min"``: JAX's scatter rules (ties share
+    the cotangent equally, the input's value included).
+
+    Args:
+      input: array of 1 to 8 dimensions, any `DataType`.
+      indices: int32, int64, uint32 or uint64 array of rank ``q >= 1``,
+        ``1 <= indices.shape[-1] <= input.ndim``.
+      updates: array of ``indices.shape[:-1] + input.shape[k:]`` and ``input``'s dtype
+        (64-bit host values for a 32-bit ``input`` are converted, as for `scatter`).
+      reduction: ``"none"``, ``"add"``, ``"mul"``, ``"max"`` or ``"min"``.
+      mode: ``None`` (check concrete indices, else drop), or a `dmljax.IndexMode` or its
+        string: ``"clip"``, ``"fill"``/``"drop"``, ``"promise_in_bounds"`` or ``"checked"``.
+
+    Returns:
+      Array of ``input``'s shape and type.
+
+    Raises:
+      ValidationError: a rank, shape, ``reduction`` or ``mode`` breaks its rule.
+      TypeError: an unsupported type, or ``updates.dtype != input.dtype``.
+      IndexError: concrete indices hold a value out of range (``mode`` None or "checked").
+
+    Examples:
+      >>> x = jnp.arange(8.0)
+      >>> scatter_nd(x, np.array([[4], [3], [-1]]), jnp.array([9.0, 10.0, 11.0]))
+      Array([ 0.,  1.,  2., 10.,  9.,  5.,  6., 11.], dtype=float32)
+      >>> scatter_nd(jnp.zeros((2, 2)), np.array([[1], [1]]), jnp.ones((2, 2)), reduction="add")
+      Array([[0., 0.],
+             [2., 2.]], dtype=float32)
+      >>> u = jnp.array([1e8, 1.0, -1e8])  # float32: the order of the sum shows
+      >>> scatter_nd(jnp.zeros(1), np.zeros((3, 1), np.int32), u, reduction="add")
+      Array([0.], dtype=float32)
+    """
+    op = "scatter_nd"
+    input = as_data(op, "input", input)
+    check_rank(op, "input", input.shape)
+    reduction = check_reduction(op, reduction)
+    policy = resolve_mode(op, mode, IndexMode.FILL)
+    indices = as_indices(op, indices)
+    if len(indices.shape) < 1:
+        raise fail(op, "indices.ndim", "be >= 1", len(indices.shape), f"input shape {input.shape}")
+    _check_tuple(op, input.shape, indices.shape, 0, "input")
+    updates = _as_updates(op, updates, input.dtype)
+    expected = tuple(indices.shape[:-1]) + input.shape[indices.shape[-1] :]
+    if updates.shape != expected:
+        context = f"input shape {input.shape}, indices shape {tuple(indices.shape)}"
+        raise fail(
+            op, "updates.shape", f"equal indices.shape[:-1] + input.shape[k:] {expected}", updates.shape, context
+        )
+    flat_dtype(op, input.shape)
+    columns, checked = _columns(op, indices, input.shape, 0, policy)
+    return _scatter_nd_impl(input, columns, updates, reduction=reduction, mode=policy.mode, checked=checked)
+
+
+def _check_batch_dims(op: str, batch_dims: Any, shape: tuple[int, ...], index_shape: tuple[int, ...]) -> int:
+    """ONNX GatherND: ``0 <= b < min(q, r)`` and ``indices.shape[:b] == data.shape[:b]``."""
+    context = f"data shape {shape}, indices shape {tuple(index_shape)}"
+    if len(index_shape) < 1:
+        raise fail(op, "indices.ndim", "be >= 1", len(index_shape), context)
+    if isinstance(batch_dims, bool) or not hasattr(batch_dims, "__index__"):
+        raise fail(op, "batch_dims", "be an integer", batch_dims, context)
+    b = int(batch_dims)
+    high = min(len(index_shape), len(shape))
+    if not 0 <= b < high:
+        raise fail(op, "batch_dims", f"be in [0, {high}) (min of indices.ndim and data.ndim)", b, context)
+    for d in range(b):
+        if index_shape[d] != shape[d]:
+            rule = f"equal data.shape[{d}] ({shape[d]}) (a batch dimension)"
+            raise fail(op, f"indices.shape[{d}]", rule, index_shape[d], context)
+    return b
+
+
+def _check_tuple(op: str, shape: tuple[int, ...], index_shape: tuple[int, ...], b: int, param: str) -> None:
+    """``1 <= k <= r - b`` for tuples of ``k = indices.shape[-1]`` indices; indexed axes non-empty."""
+    k = index_shape[-1]
+    if not 1 <= k <= len(shape) - b:
+        context = f"{param} shape {shape}, batch_dims {b}"
+        rule = f"be in [1, {len(shape) - b}] ({param}.ndim - batch_dims: one index per axis)"
+        raise fail(op, "indices.shape[-1]", rule, k, context)
+    for axis in range(b, b + k):
+        check_axis_size(op, param, shape, axis)
+
+
+def _columns(
+    op: str, indices: jax.Array | np.ndarray, shape: tuple[int, ...], b: int, policy: IndexPolicy
+) -> tuple[tuple[jax.Array, ...], bool]:
+    """The index columns, each checked against its own axis (eagerly when concrete) and ready."""
+    traced = isinstance(indices, jax.core.Tracer)
+    columns = []
+    for j in range(indices.shape[-1]):
+        axis = b + j
+        if isinstance(indices, np.ndarray) or traced:
+            column = indices[..., j]
+        else:
+            with jax.ensure_compile_time_eval():  # concrete indices stay concrete under a trace
+                column = indices[..., j]
+        column, due = prepare_indices(op, column, shape[axis], axis, policy)
+        if due:
+            with jax.ensure_compile_time_eval():
+                raise_out_of_range(op, column, index_range(column), shape[axis], axis)
+        columns.append(column)
+    return tuple(columns), policy.checkify and traced
+
+
+def _positions(
+    op: str, columns: tuple[jax.Array, ...], shape: tuple[int, ...], b: int, mode: IndexMode, checked: bool
+) -> list[jax.Array]:
+    """Each column normalised along its axis, after the checkify check when ``checked``."""
+    if checked:
+        for j, column in enumerate(columns):
+            checkify_in_bounds(op, column, shape[b + j], b + j)
+    return [normalize(column, shape[b + j], mode) for j, column in enumerate(columns)]
+
+
+@functools.partial(jax.jit, static_argnames=("batch_dims", "mode", "checked"))
+def _gather_nd_impl(
+    data: jax.Array, columns: tuple[jax.Array, ...], *, batch_dims: int, mode: IndexMode, checked: bool
+) -> jax.Array:
+    """GatherND on validated arguments: one `lax.gather` with ``batch_dims`` batching dims."""
+    b, k, r = batch_dims, len(columns), data.ndim
+    positions = _positions("gather_nd", columns, data.shape, b, mode, checked)
+    wide = max(np.dtype(p.dtype).itemsize for p in positions)
+    index = jnp.stack([lax.convert_element_type(p, np.dtype(f"uint{8 * wide}")) for p in positions], axis=-1)
+    q = index.ndim
+    dnums = lax.GatherDimensionNumbers(
+        offset_dims=tuple(range(q - 1, q - 1 + r - b - k)),
+        collapsed_slice_dims=tuple(range(b, b + k)),
+        start_index_map=tuple(range(b, b + k)),
+        operand_batching_dims=tuple(range(b)),
+        start_indices_batching_dims=tuple(range(b)),
+    )
+    slice_sizes = (1,) * (b + k) + data.shape[b + k :]
+    gather_mode = lax.GatherScatterMode.CLIP if mode is IndexMode.FILL else lax_mode(mode)
+    out = lax.gather(data, index, dnums, slice_sizes, mode=gather_mode)
+    if mode is not IndexMode.FILL:
+        return out
+    keep = jnp.ones(positions[0].shape, bool)
+    for j, p in enumerate(positions):  # the mask on the unsigned positions: exact at every width
+        keep = keep & (p < np.asarray(data.shape[b + j], p.dtype))
+    keep = lax.broadcast_in_dim(keep, out.shape, tuple(range(q - 1)))
+    return lax.select(keep, out, lax.full_like(out, 0))
+
+
+@functools.partial(jax.jit, static_argnames=("reduction", "mode", "checked"))
+def _scatter_nd_impl(
+    input: jax.Array,
+    columns: tuple[jax.Array, ...],
+    updates: jax.Array,
+    *,
+    reduction: str,
+    mode: IndexMode,
+    checked: bool,
+) -> jax.Array:
+    """ScatterND on validated arguments, at flat positions of the input."""
+    k = len(columns)
+    positions = _positions("scatter_nd", columns, input.shape, 0, mode, checked)
+    full = updates.shape  # indices.shape[:-1] + input.shape[k:]
+    lead = len(full) - (input.ndim - k)
+    coords = [lax.broadcast_in_dim(p, full, tuple(range(lead))) for p in positions]
+    coords += [lax.broadcasted_iota(np.uint32, full, lead + d) for d in range(input.ndim - k)]
+    targets = flat_targets(coords, input.shape, mode, flat_dtype("scatter_nd", input.shape)).reshape(-1)
+    flat, values = input.reshape(-1), updates.reshape(-1)
+    if reduction == "none":
+        out = flat.at[targets].set(values, mode="drop", unique_indices=True)
+    else:
+        out = combine(flat, targets, values, reduction)
+    return out.reshape(input.shape)

@@ -1,0 +1,173 @@
+"""scatter with ``reduction`` (ONNX ScatterElements 16/18): ONNX's cases, oracle, order, transforms."""
+
+import importlib
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.test_util import check_grads
+
+import dmljax
+from dmljax import ValidationError
+from tests import onnx_node, reference
+
+REDUCTIONS = ["add", "mul", "max", "min"]
+
+
+def random_case(rng, dtype="float32", index_dtype="int64"):
+    """Random input, indices with duplicates (negative ones when signed), updates and axis."""
+    rank = int(rng.integers(1, 4))
+    shape = tuple(int(s) for s in rng.integers(1, 4, rank))
+    axis = int(rng.integers(-rank, rank))
+    ishape = list(shape)
+    ishape[axis] = int(rng.integers(1, 6))
+    size = shape[axis]
+    low = -size if np.dtype(index_dtype).kind == "i" else 0
+    indices = rng.integers(low, size, ishape).astype(index_dtype)
+    data = (rng.standard_normal(shape) * 10).astype(dtype)
+    updates = (rng.standard_normal(ishape) * 10).astype(dtype)
+    return data, indices, updates, axis
+
+
+# ----- ONNX's own ScatterElements cases with a reduction ----------------------------------
+
+
+def onnx_reduction_cases():
+    import onnx.backend.test.case.node as node_cases
+
+    node_cases._TargetOpType = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        importlib.import_module("onnx.backend.test.case.node.scatterelements")
+    cases = []
+    for case in node_cases._NodeTestCases:
+        node = case.model.graph.node[0]
+        attrs = {a.name: onnx_node.helper.get_attribute_value(a) for a in node.attribute}
+        if node.op_type == "ScatterElements" and attrs.get("reduction", b"none") != b"none":
+            cases.append((case, attrs))
+    return cases
+
+
+CASES = onnx_reduction_cases()
+
+
+def test_onnx_reduction_cases_were_found():
+    names = {c.name for c, _ in CASES}
+    assert {"test_scatter_elements_with_duplicate_indices", "test_scatter_elements_with_reduction_mul"} <= names
+
+
+@pytest.mark.parametrize(("case", "attrs"), CASES, ids=lambda c: getattr(c, "name", ""))
+def test_onnx_node_case(case, attrs):
+    for inputs, outputs in case.data_sets:
+        data, indices, updates = (np.asarray(x) for x in inputs)
+        out = dmljax.scatter(data, indices, updates, attrs.get("axis", 0), reduction=attrs["reduction"].decode())
+        np.testing.assert_array_equal(np.asarray(out), outputs[0])
+
+
+# ----- random cases with duplicates: loop oracle, onnx's evaluator, onnxruntime -----------
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("seed", range(5))
+def test_random_against_oracle_and_onnx(seed, reduction):
+    rng = np.random.default_rng(seed)
+    data, indices, updates, axis = random_case(rng)
+    expected = reference.scatter_elements(data, indices, updates, axis % data.ndim, reduction)
+    out = dmljax.scatter(data, indices, updates, axis, reduction=reduction)
+    np.testing.assert_array_equal(np.asarray(out), expected)
+    attrs = {"axis": axis, "reduction": reduction}
+    np.testing.assert_array_equal(onnx_node.reference("ScatterElements", [data, indices, updates], **attrs), expected)
+    if seed < 2:
+        ort = onnx_node.onnxruntime("ScatterElements", [data, indices, updates], **attrs)
+        np.testing.assert_array_equal(ort, expected)
+        f = jax.jit(dmljax.scatter, static_argnames=("axis", "reduction"))
+        np.testing.assert_array_equal(np.asarray(f(data, indices, updates, axis=axis, reduction=reduction)), expected)
+
+
+@pytest.mark.parametrize(("dtype", "index_dtype"), [("int32", "uint32"), ("int8", "int32"), ("float16", "uint32")])
+def test_other_types_against_oracle(dtype, index_dtype):
+    rng = np.random.default_rng(11)
+    data, indices, updates, axis = random_case(rng, "float32", index_dtype)
+    data, updates = (np.clip(np.round(x / 4), -3, 3).astype(dtype) for x in (data, updates))  # no overflow
+    for reduction in REDUCTIONS:
+        out = dmljax.scatter(data, indices, updates, axis, reduction=reduction)
+        expected = reference.scatter_elements(data, indices, updates, axis % data.ndim, reduction)
+        np.testing.assert_array_equal(np.asarray(out), expected)
+
+
+def test_sum_order_is_onnx_row_major_order():
+    # Row 0 receives 1e8, 1, -1e8 (sum 0 in float32); row 1 receives -1e8, 1e8, 1 (sum 1).
+    updates = np.array([[1e8, 1.0, -1e8], [-1e8, 1e8, 1.0]], np.float32)
+    data, indices = np.zeros((2, 1), np.float32), np.zeros((2, 3), np.int32)
+    out = jax.jit(lambda *a: dmljax.scatter(*a, axis=1, reduction="add"))(data, indices, updates)
+    np.testing.assert_array_equal(out, [[0.0], [1.0]])
+    np.testing.assert_array_equal(out, reference.scatter_elements(data, indices, updates, 1, "add"))
+
+
+def test_without_reduction_the_program_is_unchanged():
+    data, indices, updates, axis = random_case(np.random.default_rng(1))
+    indices = np.abs(indices) % data.shape[axis]
+    f = lambda **kw: jax.make_jaxpr(lambda x, u: dmljax.scatter(x, indices, u, axis, **kw))(data, updates)  # noqa: E731
+    assert str(f()) == str(f(reduction="none"))
+
+
+def test_modes_with_a_reduction_under_jit():
+    f = jax.jit(lambda i, mode: dmljax.scatter(jnp.ones(3), i, jnp.array([2.0, 3.0, 5.0]), reduction="mul", mode=mode),
+                static_argnames="mode")  # fmt: skip
+    indices = jnp.array([7, 1, 1])
+    np.testing.assert_array_equal(f(indices, None), [1.0, 15.0, 1.0])  # 7 dropped
+    np.testing.assert_array_equal(f(indices, "clip"), [1.0, 15.0, 2.0])  # 7 -> 2
+    with pytest.raises(IndexError, match=r"scatter: index 7 is out of bounds for axis 0 with size 3"):
+        dmljax.scatter(jnp.ones(3), np.array([7, 1]), jnp.ones(2), reduction="add")
+
+
+# ----- transforms -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_vmap_matches_loop(reduction):
+    rng = np.random.default_rng(4)
+    data = rng.standard_normal((3, 2, 4)).astype("float32")
+    indices = rng.integers(-4, 4, (3, 2, 6))
+    updates = rng.standard_normal((3, 2, 6)).astype("float32")
+    out = jax.vmap(lambda x, i, u: dmljax.scatter(x, i, u, 1, reduction=reduction))(data, indices, updates)
+    loop = [reference.scatter_elements(data[n], indices[n], updates[n], 1, reduction) for n in range(3)]
+    np.testing.assert_array_equal(out, np.stack(loop))
+
+
+def test_gradients_against_the_oracle():
+    indices = np.array([[0, 0, 2]])
+    x, u, g = jnp.array([[2.0, 3.0, 5.0]]), jnp.array([[7.0, 11.0, 13.0]]), jnp.array([[1.0, 2.0, 4.0]])
+
+    def grads(reduction):
+        return jax.grad(lambda x, u: jnp.sum(dmljax.scatter(x, indices, u, 1, reduction=reduction) * g), (0, 1))(x, u)
+
+    d_x, d_u = grads("add")
+    np.testing.assert_array_equal(d_x, g)
+    np.testing.assert_array_equal(d_u, [[1.0, 1.0, 4.0]])
+    d_x, d_u = grads("mul")  # out[0] = 2 * 7 * 11, out[2] = 5 * 13
+    np.testing.assert_array_equal(d_x, [[77.0, 2.0, 52.0]])
+    np.testing.assert_array_equal(d_u, [[22.0, 14.0, 20.0]])
+    d_x, d_u = grads("min")  # 2 < 7, 11; 5 < 13: the input wins
+    np.testing.assert_array_equal(d_x, g)
+    np.testing.assert_array_equal(d_u, [[0.0, 0.0, 0.0]])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_check_grads(reduction):
+    data, indices, updates, axis = random_case(np.random.default_rng(6))
+    f = lambda x, u: dmljax.scatter(x, indices, u, axis, reduction=reduction)  # noqa: E731
+    check_grads(f, (data / 10, updates / 10), order=1, modes=("fwd", "rev"), eps=1e-3, rtol=2e-2)
+
+
+# ----- errors ---------------------------------------------------------------------------
+
+
+def test_unknown_reduction():
+    with pytest.raises(ValidationError, match=r"scatter: reduction must be one of 'none', .*; got reduction='sum'"):
+        dmljax.scatter(jnp.zeros(3), np.zeros(2, int), jnp.zeros(2), reduction="sum")
+    with pytest.raises(ValidationError, match=r"got reduction=None"):
+        jax.jit(lambda x: dmljax.scatter(x, np.zeros(2, int), jnp.zeros(2), reduction=None))(jnp.zeros(3))
