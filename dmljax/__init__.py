@@ -26,10 +26,10 @@ from dmljax._ops.scatter import scatter as scatter
 from dmljax._ops.scatter import scatter_elements as scatter_elements
 from dmljax._ops.slice1 import slice1 as slice1
 from dmljax._random.distributions import bernoulli as bernoulli
-from dmljax._random.distributions import dropout as dropout
 from dmljax._random.distributions import normal as normal
 from dmljax._random.distributions import randint as randint
 from dmljax._random.distributions import uniform as uniform
+from dmljax._random.dropout import dropout as dropout
 from dmljax._random.generator import make_state as make_state
 from dmljax._random.generator import random_generator as random_generator
 from dmljax._random.keys import advance as advance

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import dmljax
-from dmljax._random import distributions, generator, vector_width
+from dmljax._random import distributions, dropout, generator, vector_width
 
 STATE = dmljax.make_state(0xC0FFEE, counter=2**32 - 3)
 SHAPE = (5, 1023)
@@ -24,7 +24,7 @@ CALLS = {
     "normal": (lambda s: dmljax.normal(s, SHAPE), distributions._normal_wide),
     "randint": (lambda s: dmljax.randint(s, SHAPE, -3, 1000), distributions._randint_wide),
     "bernoulli": (lambda s: dmljax.bernoulli(s, 0.25, SHAPE), distributions._uniform_wide),
-    "dropout": (lambda s: dmljax.dropout(s, jnp.ones(SHAPE), 0.5), distributions._dropout_scaled_wide),
+    "dropout": (lambda s: dmljax.dropout(s, jnp.ones(SHAPE), 0.5), dropout._dropout_scaled_wide),
 }
 
 
