@@ -106,7 +106,16 @@ def cotangent_like(shape, rng):
     return rng.integers(-4, 5, shape).astype(np.float32)
 
 
-@pytest.mark.parametrize("setting", SETTINGS, ids=list(SETTINGS))
+# Every switch off, and every formulation forced on, in the fast tier; each switch off alone in --full.
+SETTING_PARAMS = [
+    pytest.param(
+        name, id=name, marks=[pytest.mark.slow] if name.endswith(" off") and name != "every switch off" else []
+    )
+    for name in SETTINGS
+]
+
+
+@pytest.mark.parametrize("setting", SETTING_PARAMS)
 def test_every_formulation_computes_what_the_oracle_computes(setting, cpu):
     rng = np.random.default_rng(sorted(SETTINGS).index(setting))
     with config.override(**SETTINGS[setting]):

@@ -102,6 +102,7 @@ def test_bits_past_2_32_words_are_generated_in_chunks(dtype, shape):
     assert lowered.out_info.shape == shape and lowered.out_info.dtype == dtype
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("chunk", [4, 8, 12])
 @pytest.mark.parametrize("shape", [(40,), (5, 7), (3, 1, 9), (13,)])
 def test_chunked_words_are_the_stream(chunk, shape):
