@@ -15,17 +15,11 @@ scatter whose targets are unique. After round ``k`` every output element holds t
 of its first ``k`` updates, ``((x + u0) + u1) + ...``, bit for bit as the loop does it.
 
 Cost: R rounds, R the largest number of updates of one element (1 without duplicates),
-each a scatter-min, two gathers and a scatter of the M updates, plus a fresh buffer of
-the N elements when N <= M (else a reset at the M targets): O(R M) after one fill of N.
-It grows linearly with the largest duplicate count (M updates of one element: O(M^2)).
-Rough figures on XLA CPU (2 shared, noisy cores), float32 ``"add"`` against
-``x.at[t].add(u)``: 2^20 random updates into 2^20 elements (R = 9) 32-59 ms against
-1 ms; 2^20 updates without duplicates 5-9 ms (5-8x); 4096 updates of one element 35 ms
-(the loop's per-round overhead, about 8 us). A stable sort by target (``lax.sort``) would
-rank every update at once, but XLA CPU's stable sort of 2^20 keys alone took 230 ms. Integer
+each a scatter-min, two gathers and a scatter of the M updates: O(R M), growing linearly
+with the largest duplicate count (M updates of one element: O(M^2)). Integer
 ``"add"``/``"mul"`` (wrapping arithmetic is associative and commutative) and every
-``"max"``/``"min"`` are exact in any order: they are one XLA scatter
-(``x.at[t].add(u)``...).
+``"max"``/``"min"`` are exact in any order: they are one XLA scatter (``x.at[t].add(u)``...).
+Figures and the alternatives measured: docs/design/ordered-reductions.md.
 
 Gradients: ``"add"`` passes the cotangent to the input and to every update;
 ``"mul"`` gives ``d x = g * prod(u)`` and ``d u_i = g * x * prod(u_j, j != i)`` (no
