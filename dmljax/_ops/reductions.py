@@ -122,18 +122,6 @@ def _ordered(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction:
     return out
 
 
-def _runs(targets: jax.Array, n: int) -> tuple[jax.Array, jax.Array, jax.Array]:
-    """The stable sort of ``targets``: the permutation, the sorted targets, and each sorted
-    update's rank within its target's run (-1 for dropped targets, ``>= n``)."""
-    m = targets.shape[0]
-    iota = lax.iota(np.int32 if m < 2**31 else np.int64, m)
-    sorted_targets, perm = lax.sort((targets, iota), num_keys=1, is_stable=True)
-    start = jnp.concatenate([jnp.ones((1,), bool), sorted_targets[1:] != sorted_targets[:-1]])
-    first = lax.cummax(jnp.where(start, iota, 0), axis=0)
-    rank = jnp.where(sorted_targets < np.asarray(n, targets.dtype), iota - first, -1)
-    return perm, sorted_targets, rank
-
-
 @_ordered.defjvp
 def _ordered_jvp(reduction: str, primals: tuple, tangents: tuple) -> tuple[jax.Array, jax.Array]:
     flat, targets, updates = primals
@@ -154,7 +142,8 @@ def _products(n: int, targets: jax.Array, updates: jax.Array) -> tuple[jax.Array
     one = jnp.ones((1,), updates.dtype)
     if m == 0:
         return jnp.ones((n,), updates.dtype), updates
-    perm, sorted_targets, _ = _runs(targets, n)
+    iota = lax.iota(np.int32 if m < 2**31 else np.int64, m)
+    sorted_targets, perm = lax.sort((targets, iota), num_keys=1, is_stable=True)  # each target's run, in order
     u = updates[perm]
     start = jnp.concatenate([jnp.ones((1,), bool), sorted_targets[1:] != sorted_targets[:-1]])
     end = jnp.concatenate([start[1:], jnp.ones((1,), bool)])
