@@ -36,7 +36,7 @@ from jax import lax
 from dmljax._core.errors import fail
 from dmljax._core.limits import MAX_DIMENSIONS, MAX_TENSOR_ELEMENTS
 from dmljax._random import vector_width
-from dmljax._random.generator import STATE_WORDS, advance_state, make_state, random_generator
+from dmljax._random.generator import STATE_WORDS, advance_state, make_state, random_generator, to_words
 from dmljax._random.keys import FOLD_IN_TAG, SPLIT_TAG, derive
 
 __all__ = ["prng_impl"]
@@ -113,17 +113,12 @@ def _words(state: jax.Array, shape: tuple[int, ...], chunk: int = CHUNK_WORDS) -
 def _chunked_words(state: jax.Array, n: int, chunk: int) -> jax.Array:
     """``n`` words of the stream as ``ceil(n / chunk)`` calls of ``chunk`` words (a multiple of 4) each."""
     whole, rest = divmod(n, chunk)
-    offsets = np.array([_count_words(j * chunk // 4) for j in range(whole + 1)], np.uint32)
+    offsets = np.stack([to_words("jax.random.bits", "offset", j * chunk // 4, 4) for j in range(whole + 1)])
     states = jax.vmap(advance_state, in_axes=(None, 0))(state, jnp.asarray(offsets))
     parts = [jax.vmap(lambda s: random_generator(s, (chunk,))[0])(states[:whole]).reshape(whole * chunk)]
     if rest:
         parts.append(random_generator(states[whole], (rest,))[0])
     return jnp.concatenate(parts) if len(parts) > 1 else parts[0]
-
-
-def _count_words(blocks: int) -> list[int]:
-    """A count of blocks in [0, 2^128) as its four uint32 words, least significant first."""
-    return [(blocks >> (32 * i)) & 0xFFFFFFFF for i in range(4)]
 
 
 # The PRNG implementation; pass it as ``impl=`` to ``jax.random.key`` or ``wrap_key_data``.
