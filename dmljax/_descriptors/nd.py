@@ -169,11 +169,13 @@ def _logical(
     return shapes[0], shapes[1]
 
 
-def _check_tuple(check: Check, data: tuple[int, ...], index: tuple[int, ...], batch: int) -> int:
-    k, high = index[-1], len(data) - batch
+def _check_tuple(check: Check, data: tuple[int, ...], index: tuple[int, ...], batch: int | None) -> int:
+    """The tuple size ``k = indices.sizes[-1]``: one index per meaningful input dimension after the batches."""
+    k, high = index[-1], len(data) - (batch or 0)
+    bound = "input_dimension_count" if batch is None else "input_dimension_count - batch_dimension_count"
     if not 1 <= k <= high:
-        rule = f"be in [1, {high}] (input_dimension_count - batch_dimension_count: one index per dimension)"
-        raise check.error("indices_tensor.sizes[-1]", rule, k, f"input_tensor.sizes {data}")
+        rule = f"be in [1, {high}] ({bound}: one index per dimension)"
+        raise check.error("indices_tensor.sizes[-1]", rule, k, f"meaningful input sizes {data}")
     return k
 
 
@@ -204,7 +206,7 @@ def _validate_gather(check: Check, row: SupportRow, desc: GatherNDOperatorDesc) 
 def _validate_scatter(check: Check, row: SupportRow, desc: ScatterNDOperatorDesc) -> None:
     tensors = tensors_of(desc)
     data, index = _logical(check, row, desc, tensors)
-    k = _check_tuple(check, data, index, 0)
+    k = _check_tuple(check, data, index, None)
     rule = "the indices' sizes but the last, then the input's after the indexed ones"
     _check_sizes(check, "updates_tensor", desc.updates_tensor, index[:-1] + data[k:], rule)
     same(check, tensors, "output_tensor", "input_tensor", "sizes")
