@@ -181,15 +181,29 @@ def _assert_computes_what_dmljax_computes(case: Case, name: str) -> None:
 def test_torch_contenders_compute_what_dmljax_computes():
     pytest.importorskip("torch")
     checked, want = [], []
-    for module_name in ("dmljax.bench.ops", "dmljax.bench.strided"):
+    for module_name in ("dmljax.bench.ops", "dmljax.bench.strided", "dmljax.bench.nd"):
         for case in importlib.import_module(module_name).cases([8192]):
             if _torch.NAME in case.contenders:
                 _assert_computes_what_dmljax_computes(case, _torch.NAME)
                 checked.append(case.name)
             # torch contends in every array operation, forward and backward, and every layout's forward read or write
-            if module_name == "dmljax.bench.ops" or not case.name.endswith(" bwd"):
+            if module_name != "dmljax.bench.strided" or not case.name.endswith(" bwd"):
                 want.append(case.name)
     assert checked == want
+
+
+@pytest.mark.slow
+def test_every_nd_contender_computes_what_dmljax_computes():
+    """jnp, NumPy (forward) for GatherND, ScatterND and the add reductions, with few and many duplicates."""
+    from dmljax.bench import nd
+
+    names = []
+    for case in nd.cases([8192]):
+        for name in case.contenders:
+            _assert_computes_what_dmljax_computes(case, name)
+        names.append(case.name)
+    assert sum("many duplicates" in name for name in names) == 4  # ScatterND and scatter, fwd and bwd
+    assert {case.group for case in nd.cases([4096])} == {"gather_nd", "scatter_nd", "scatter_reduction"}
 
 
 @pytest.mark.slow
