@@ -5,7 +5,9 @@ Where the values of an indices argument are known, `prepare_indices` decides wha
 * **Host values** (NumPy arrays, Python ints and lists) are checked with NumPy on their
   full-width values, and, when ``jax_enable_x64`` is off, 64-bit values outside the 32-bit
   range are mapped on the host to uint32 positions that mean the same (`narrow_on_host`)
-  before JAX would truncate them.
+  before JAX would truncate them. On an operand that spans processes every process of it
+  takes part (`check_host_agreed`: one all-gather of each one's verdict and CRC-32), so all
+  raise the same error and none waits for the others in the operator's collectives.
 * **Concrete JAX arrays** (sharded ones too, across processes) are never copied to the host:
   `call_checked` dispatches a small jitted program of its own (`dispatch_range`,
   `index_range`) that reduces the indices to their min and max, two replicated scalars that
