@@ -97,8 +97,7 @@ def gather(
     policy = resolve_mode("gather", mode, IndexMode.CLIP)
     indices = as_indices("gather", indices)
     check_axis_size("gather", "data", data.shape, axis)
-    size = data.shape[axis]
-    indices, due = prepare_indices("gather", indices, size, axis, policy)
+    indices, due = prepare_indices("gather", indices, data, axis, policy)
     checked = policy.checkify and isinstance(indices, jax.core.Tracer)
     return call_checked("gather", _gather_impl, (data, indices), due, axis=axis, mode=policy.mode, checked=checked)
 
@@ -146,8 +145,7 @@ def gather_elements(
     indices = as_indices(op, indices)
     check_elements_shape(op, data.shape, indices.shape, axis, "data")
     check_axis_size(op, "data", data.shape, axis)
-    size = data.shape[axis]
-    indices, due = prepare_indices(op, indices, size, axis, policy)
+    indices, due = prepare_indices(op, indices, data, axis, policy)
     checked = policy.checkify and isinstance(indices, jax.core.Tracer)
     impl = _gather_elements_impl
     return call_checked(op, impl, (data, indices), due, axis=axis, mode=policy.mode, checked=checked)

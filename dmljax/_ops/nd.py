@@ -96,7 +96,7 @@ def gather_nd(
     indices = as_indices(op, indices)
     b = _check_batch_dims(op, batch_dims, data.shape, indices.shape)
     _check_tuple(op, data.shape, indices.shape, b, "data")
-    columns, checked = _columns(op, indices, data.shape, b, policy)
+    columns, checked = _columns(op, indices, data, b, policy)
     return _gather_nd_impl(data, columns, batch_dims=b, mode=policy.mode, checked=checked)
 
 
@@ -178,7 +178,7 @@ def scatter_nd(
             op, "updates.shape", f"equal indices.shape[:-1] + input.shape[k:] {expected}", updates.shape, context
         )
     flat_dtype(op, input.shape)
-    columns, checked = _columns(op, indices, input.shape, 0, policy)
+    columns, checked = _columns(op, indices, input, 0, policy)
     return _scatter_nd_impl(input, columns, updates, reduction=reduction, mode=policy.mode, checked=checked)
 
 
@@ -212,7 +212,7 @@ def _check_tuple(op: str, shape: tuple[int, ...], index_shape: tuple[int, ...], 
 
 
 def _columns(
-    op: str, indices: jax.Array | np.ndarray, shape: tuple[int, ...], b: int, policy: IndexPolicy
+    op: str, indices: jax.Array | np.ndarray, data: jax.Array, b: int, policy: IndexPolicy
 ) -> tuple[tuple[jax.Array, ...], bool]:
     """The index columns, each checked against its own axis (eagerly when concrete) and ready."""
     traced = isinstance(indices, jax.core.Tracer)
@@ -224,10 +224,10 @@ def _columns(
         else:
             with jax.ensure_compile_time_eval():  # concrete indices stay concrete under a trace
                 column = indices[..., j]
-        column, due = prepare_indices(op, column, shape[axis], axis, policy)
+        column, due = prepare_indices(op, column, data, axis, policy)
         if due:
             with jax.ensure_compile_time_eval():
-                raise_out_of_range(op, column, index_range(column), shape[axis], axis)
+                raise_out_of_range(op, column, index_range(column), data.shape[axis], axis)
         columns.append(column)
     return tuple(columns), policy.checkify and traced
 

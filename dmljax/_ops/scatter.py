@@ -126,8 +126,7 @@ def scatter(
     check_axis_size(op, "input", input.shape, axis)
     if updates.shape != indices.shape:
         raise fail(op, "updates.shape", f"equal indices.shape {indices.shape}", updates.shape)
-    size = input.shape[axis]
-    indices, due = prepare_indices(op, indices, size, axis, policy)
+    indices, due = prepare_indices(op, indices, input, axis, policy)
     checked = policy.checkify and isinstance(indices, jax.core.Tracer)
     args = (input, indices, updates)
     if reduction != "none":
