@@ -1,7 +1,10 @@
 """prng_impl: jax.random keys whose data is the Philox state, against the oracle and dmljax's own functions."""
 
+import os
 import pathlib
 import re
+import subprocess
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -10,6 +13,7 @@ import pytest
 
 import dmljax
 from dmljax import fold_in, make_state, prng_impl, random_generator, split
+from dmljax._random.prng_impl import NAME
 from dmljax._random.prng_impl import _words as prng_words
 from tests import reference
 
@@ -152,3 +156,76 @@ def test_randomness_guide_flax_and_equinox_block_runs():
     section = text[text.index("## `jax.random`, Flax and Equinox") :].split("\n## ", 1)[0]
     (snippet,) = [b for b in re.findall(r"```python\n(.*?)```", section, flags=re.S) if "import equinox" in b]
     exec(compile(snippet, str(page), "exec"), {"__name__": "docs_random"})
+
+
+# --- the registered name: jax.random.key(impl=NAME), jax_default_prng_impl, checkpoints ---------
+
+
+def test_jax_resolves_the_registered_name():
+    assert jax.random.key_impl(key()) == NAME == "dmljax_philox4x32_10"  # checkpoints store this string
+    np.testing.assert_array_equal(jax.random.key_data(jax.random.key(9, impl=NAME)), make_state(9))
+    again = jax.random.wrap_key_data(make_state(9), impl=NAME)
+    np.testing.assert_array_equal(jax.random.bits(again, (5,)), random_generator(make_state(9), (5,))[0])
+
+
+def test_the_default_prng_impl_accepts_the_name_in_a_context():
+    with jax.default_prng_impl(NAME):
+        default_key = jax.random.key(11)
+    assert jax.random.key_impl(default_key) == NAME
+    np.testing.assert_array_equal(jax.random.key_data(default_key), make_state(11))
+    assert jax.random.key_impl(jax.random.key(11)) == "threefry2x32"  # restored on leaving
+    with pytest.raises(ValueError, match="got dmljax_other"), jax.default_prng_impl("dmljax_other"):
+        pass
+
+
+@pytest.mark.system
+def test_jax_config_update_of_the_default_prng_impl_in_a_fresh_process():
+    code = f"""
+import jax, numpy as np, dmljax
+jax.config.update("jax_default_prng_impl", {NAME!r})
+assert jax.random.key_impl(jax.random.key(3)) == {NAME!r}
+np.testing.assert_array_equal(jax.random.key_data(jax.random.key(3)), dmljax.make_state(3))
+np.testing.assert_array_equal(jax.random.PRNGKey(3), dmljax.make_state(3))  # legacy raw keys: the state
+np.testing.assert_array_equal(
+    jax.random.bits(jax.random.PRNGKey(3), (4,)), dmljax.random_generator(dmljax.make_state(3), (4,))[0]
+)
+jax.config.update("jax_default_prng_impl", "threefry2x32")
+assert jax.random.key_impl(jax.random.key(3)) == "threefry2x32"
+print("ok")
+"""
+    root = pathlib.Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout == "ok\n", done.stderr[-3000:]
+
+
+@pytest.mark.slow
+def test_orbax_checkpoint_of_an_nnx_model_with_dmljax_rngs_round_trips(tmp_path):
+    ocp = pytest.importorskip("orbax.checkpoint")
+    nnx = pytest.importorskip("flax.nnx")
+
+    class Model(nnx.Module):
+        def __init__(self, rngs):
+            self.linear = nnx.Linear(4, 3, rngs=rngs)
+            self.dropout = nnx.Dropout(0.5, rngs=rngs)
+
+        def __call__(self, x):
+            return self.dropout(self.linear(x))
+
+    def model(seed):
+        base = jax.random.key(seed, impl=prng_impl)
+        return Model(nnx.Rngs(params=base, dropout=jax.random.fold_in(base, 1)))
+
+    saved = model(0)
+    saved(jnp.ones((2, 4)))  # one dropout draw: the Rngs count moves on, and must be restored with the key
+    with ocp.StandardCheckpointer() as checkpointer:
+        checkpointer.save(tmp_path / "model", nnx.state(saved))
+    graphdef, abstract = nnx.split(nnx.eval_shape(lambda: model(1)))
+    with ocp.StandardCheckpointer() as checkpointer:
+        state = checkpointer.restore(tmp_path / "model", abstract)
+    restored = nnx.merge(graphdef, state)
+    rng_key = restored.dropout.rngs.key.get_value()
+    assert jax.random.key_impl(rng_key) == NAME
+    np.testing.assert_array_equal(jax.random.key_data(rng_key), jax.random.key_data(saved.dropout.rngs.key.get_value()))
+    x = jnp.arange(8.0).reshape(2, 4)
+    np.testing.assert_array_equal(restored(x), saved(x))  # same weights, same next dropout mask

@@ -121,6 +121,10 @@ def _chunked_words(state: jax.Array, n: int, chunk: int) -> jax.Array:
     return jnp.concatenate(parts) if len(parts) > 1 else parts[0]
 
 
+# The name JAX knows the implementation by (`register`): checkpoints store it (orbax writes
+# ``str(jax.random.key_impl(key))``), so it must never change.
+NAME = "dmljax_philox4x32_10"
+
 # The PRNG implementation; pass it as ``impl=`` to ``jax.random.key`` or ``wrap_key_data``.
 # JAX accepts only its own PRNGSpec type here (``type(spec) is PRNGSpec``), so the
 # documentation is this attribute docstring (the API reference shows it), not a class's.
@@ -130,7 +134,7 @@ prng_impl = jax.extend.random.define_prng_impl(
     split=_split,
     random_bits=_random_bits,
     fold_in=_fold_in,
-    name="dmljax_philox4x32_10",
+    name=NAME,
     tag="dml",
 )
 """A `jax.random` PRNG implementation on DirectML's Philox 4x32-10 stream; key data is the state.
@@ -165,3 +169,37 @@ Examples:
   >>> jax.random.key_data(jax.random.key(7, impl=dmljax.prng_impl)).tolist()
   [0, 0, 0, 0, 7, 0]
 """
+
+
+def register(spec: object = prng_impl) -> bool:
+    """Make JAX resolve `NAME` to ``spec``, and accept it as ``jax_default_prng_impl``; whether it could.
+
+    JAX has no public registry for implementations of other libraries, so this takes the
+    least private route (docs/design/prng-registration.md): the ``prngs`` table its own
+    implementations register in (then ``key(0, impl=NAME)``, ``wrap_key_data`` and
+    checkpoints that stored the name resolve it), and the config parser, widened by this
+    one name. Additive only: every name JAX accepted before still means what it meant.
+    Returns False, changing nothing, where this JAX has moved either.
+    """
+    try:
+        from jax._src import config as jax_config
+        from jax._src.random import prng as jax_prng
+
+        impl = spec._impl  # type: ignore[attr-defined]
+        holder = jax_config.default_prng_impl
+        jax_parser = holder._parser
+    except (ImportError, AttributeError):
+        return False
+    if jax_prng.prngs.setdefault(impl.name, impl) is not impl:
+        return False
+    if getattr(jax_parser, "accepts", None) != impl.name:
+
+        def parser(value: object) -> object:
+            return value if value == impl.name else jax_parser(value)
+
+        parser.accepts = impl.name  # type: ignore[attr-defined]
+        holder._parser = parser
+    return True
+
+
+register()
