@@ -59,7 +59,9 @@ def _seed(seed: jax.Array) -> jax.Array:
 
 
 def _split(state: jax.Array, shape: tuple[int, ...]) -> jax.Array:
-    shape = tuple(int(d) for d in shape)
+    shape = _dims(shape)
+    if not isinstance(math.prod(shape), int):  # a `jax.export` symbolic count: checked by nobody (guide)
+        return _split_jit.__wrapped__(state, shape)
     if math.prod(shape) > MAX_SPLIT_KEYS:
         rule = "ask for at most 2**32 keys (a child's index is one 32-bit word)"
         raise fail("jax.random.split with dmljax.prng_impl", "shape", rule, shape, f"{math.prod(shape)} keys")
@@ -68,7 +70,7 @@ def _split(state: jax.Array, shape: tuple[int, ...]) -> jax.Array:
 
 @functools.partial(jax.jit, static_argnums=1)
 def _split_jit(state: jax.Array, shape: tuple[int, ...]) -> jax.Array:
-    children = derive(state, lax.iota(jnp.uint32, math.prod(shape)), SPLIT_TAG)
+    children = derive(state, lax.broadcasted_iota(jnp.uint32, (math.prod(shape),), 0), SPLIT_TAG)
     return children.reshape(*shape, STATE_WORDS)
 
 
@@ -77,8 +79,13 @@ def _fold_in(state: jax.Array, data: jax.Array) -> jax.Array:
     return derive(state, jnp.asarray(data).astype(jnp.uint32), FOLD_IN_TAG)
 
 
+def _dims(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """``shape`` with ints as Python ints; `jax.export` symbolic sizes kept as they are."""
+    return tuple(d if jax.export.is_symbolic_dim(d) else int(d) for d in shape)
+
+
 def _random_bits(state: jax.Array, bit_width: int, shape: tuple[int, ...]) -> jax.Array:
-    shape = tuple(int(d) for d in shape)
+    shape = _dims(shape)
     return vector_width.call(_random_bits_plain, _random_bits_wide, state, bit_width, shape)
 
 
@@ -101,13 +108,19 @@ def _words(state: jax.Array, shape: tuple[int, ...], chunk: int = CHUNK_WORDS) -
     since word ``n`` is word ``n % 4`` of block ``counter + n // 4`` (128-bit counter).
     """
     n = math.prod(shape)
+    if not isinstance(n, int):  # a `jax.export` symbolic size: one call, unchecked (guide)
+        return random_generator(state, shape)[0] if len(shape) <= MAX_DIMENSIONS else _flat_words(state, shape)
     if n == 0:
         return jnp.zeros(shape, jnp.uint32)
     if n > min(chunk, MAX_TENSOR_ELEMENTS):
         return _chunked_words(state, n, chunk).reshape(shape)
     if 1 <= len(shape) <= MAX_DIMENSIONS:
         return random_generator(state, shape)[0]
-    return random_generator(state, (n,))[0].reshape(shape)
+    return _flat_words(state, shape)
+
+
+def _flat_words(state: jax.Array, shape: tuple[int, ...]) -> jax.Array:
+    return random_generator(state, (math.prod(shape),))[0].reshape(shape)
 
 
 def _chunked_words(state: jax.Array, n: int, chunk: int) -> jax.Array:
