@@ -241,7 +241,8 @@ def random_generator(
 
     Args:
       state: uint32[6], or ``(1, ..., 1, 6)`` up to 8 dimensions (DirectML's ``{1,1,1,6}``).
-      shape: the output shape, 1 to 8 positive dimensions, at most 2^32 - 1 elements.
+      shape: the output shape, 1 to 8 positive dimensions, at most 2^32 - 1 elements
+        (`jax.export` symbolic sizes allowed; their product is not checked).
       out_sharding: optional `jax.sharding.NamedSharding` of ``bits``, as `jax.random`'s
         samplers take: each device then generates its own tile inside `jax.shard_map`
         with per-axis counters (no collectives; a state replicated on the mesh). Axes the

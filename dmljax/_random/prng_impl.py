@@ -1,13 +1,15 @@
 """`prng_impl`: a `jax.random` PRNG implementation whose key data is the uint32[6] Philox state.
 
-Every ``jax.random`` function (``uniform``, ``normal``, ``permutation``,
-``categorical``...) and everything built on them (Flax ``nnx.Rngs``/``nnx.Dropout``,
-Equinox ``eqx.nn.Dropout``) then draws from DirectML's Philox stream:
+Every ``jax.random`` function but ``poisson`` (``uniform``, ``normal``, ``permutation``,
+``categorical``...; JAX keeps ``poisson`` to threefry) and everything built on them (Flax
+``nnx.Rngs``/``nnx.Dropout``, Equinox ``eqx.nn.Dropout``) then draws from DirectML's
+Philox stream. Importing dmljax registers the implementation with JAX under `NAME`
+(`register`; docs/design/prng-registration.md), so names resolve too:
 
 =========================================  ============================================
 ``jax.random``                             dmljax
 =========================================  ============================================
-``key(seed, impl=prng_impl)``              key data ``make_state(seed)``
+``key(seed, impl=prng_impl)``              key data ``make_state(seed)``; ``impl=NAME`` too
 ``wrap_key_data(state, impl=prng_impl)``   the key whose data is ``state``
 ``bits(key, shape, uint32)``               ``random_generator(state, shape)[0]``
 ``bits(key, shape, uint8 / uint16)``       the low 8 / 16 bits of those words (one word each)
@@ -169,6 +171,12 @@ the uint32[6] state of `make_state` (128-bit counter, 64-bit key), so every
   product of a shape) raises `dmljax.ValidationError` (a child's index is one 32-bit word).
 - Outputs of any size: past DirectML's 2^32 - 1 words per tensor, the words go on along
   the same stream (word ``n`` of block ``counter + n // 4``, 128-bit counter).
+- Registered with JAX under the name ``"dmljax_philox4x32_10"`` when dmljax is imported:
+  ``jax.random.key(seed, impl="dmljax_philox4x32_10")``, the ``jax_default_prng_impl``
+  option, and checkpoints that store the name (Orbax) resolve it.
+- ``jax.export`` with symbolic shapes works (sizes unchecked: at most 2^32 - 1 words and
+  2^32 keys at call time); serialise functions that take key data, not keys.
+- ``jax.random.poisson`` raises ``NotImplementedError``: JAX allows only threefry2x32 keys.
 
 A key does not advance: drawing twice from it gives the same bits; split or fold in.
 ``jax.random.uniform``, ``normal`` and kin are JAX's conversions of these bits, not
@@ -181,6 +189,8 @@ Examples:
   True
   >>> jax.random.key_data(jax.random.key(7, impl=dmljax.prng_impl)).tolist()
   [0, 0, 0, 0, 7, 0]
+  >>> jax.random.key_impl(key)
+  'dmljax_philox4x32_10'
 """
 
 
