@@ -231,6 +231,29 @@ def test_orbax_checkpoint_of_an_nnx_model_with_dmljax_rngs_round_trips(tmp_path)
     np.testing.assert_array_equal(restored(x), saved(x))  # same weights, same next dropout mask
 
 
+@pytest.mark.system
+def test_an_orbax_checkpoint_restores_in_a_fresh_process_that_imports_dmljax(tmp_path):
+    ocp = pytest.importorskip("orbax.checkpoint")
+    nnx = pytest.importorskip("flax.nnx")
+    rngs = nnx.Rngs(dropout=jax.random.fold_in(key(), 5))
+    with ocp.StandardCheckpointer() as checkpointer:
+        checkpointer.save(tmp_path / "rngs", nnx.state(rngs))
+    code = f"""
+import jax, dmljax, orbax.checkpoint as ocp
+from flax import nnx
+abstract = nnx.state(nnx.eval_shape(lambda: nnx.Rngs(dropout=jax.random.key(0, impl=dmljax.prng_impl))))
+with ocp.StandardCheckpointer() as checkpointer:
+    state = checkpointer.restore({str(tmp_path / "rngs")!r}, abstract)
+key = state["dropout"]["key"].get_value()
+print(jax.random.key_impl(key), jax.random.key_data(key).tolist())
+"""
+    root = pathlib.Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout == f"{NAME} {fold_in(STATE, 5).tolist()}\n"
+
+
 # --- every jax.random function on prng_impl keys (the README and the guide say they all work) --
 
 N = 64
