@@ -180,6 +180,14 @@ OPTIONS = (
         "block grid wins (2.7x faster at 63 words). " + _NOTES + "philox-layout.md",
     ),
     Option(
+        "cpu_ordered_scatter",
+        True,
+        "On one XLA CPU device a float scatter reduction (add; mul on real floats) is one XLA scatter, "
+        "which combines duplicates in ONNX's order there (16 MiB: 60-530x faster than the rounds). "
+        + _NOTES
+        + "ordered-reductions.md",
+    ),
+    Option(
         "cpu_wide_vectors",
         True,
         "Eager Philox calls on an AVX-512 host run a twin compiled with 512-bit vectors. " + _NOTES + "vector-width.md",
