@@ -567,7 +567,7 @@ def test_gpu_gradient_along_a_short_inner_axis_is_one_flat_scatter_add(shape, fl
     x, i = jax.ShapeDtypeStruct(shape, jnp.float32), jax.ShapeDtypeStruct((1024,), jnp.int32)
     grad = jax.jit(jax.grad(lambda x, i: dmljax.gather(x, i, 1, mode="clip").sum()))
     n = np.prod(shape)
-    one_d = f"(tensor<{n}xf32>, tensor<{n}x1xui32>, tensor<{n}xf32>)"
+    one_d = f"(tensor<{n}xf32>, tensor<{n}x1xui32>, tensor<{n}x1xf32>)"  # updates as (N, 1) windows
     gpu, cpu = (jax.export.export(grad, platforms=[p])(x, i).mlir_module() for p in ("cuda", "cpu"))
     assert (one_d in gpu) == flat
     assert one_d not in cpu
