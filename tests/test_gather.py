@@ -627,3 +627,13 @@ def test_gather_along_axis_1_compiles_to_jnp_takes_gather_loop(cpu, dtype, mode)
 
 def _spec(shape, dtype):
     return jax.ShapeDtypeStruct(shape, jnp.dtype(dtype))
+
+
+@pytest.mark.hlo
+def test_gather_elements_gradient_copies_no_cotangent_on_cpu(cpu):
+    """If this fails: docs/design/scatter-cpu.md (the flat tangent reads (N, 1) windows; no copy in its transpose)."""
+    spec = (jax.ShapeDtypeStruct((64, 256), jnp.float32), jax.ShapeDtypeStruct((64, 256), jnp.int32))
+    grad = jax.jit(jax.grad(lambda x, i: jnp.sum(dmljax.gather_elements(x, i, 1) * x)))
+    entry = grad.lower(*spec).compile().as_text().split("ENTRY")[1]
+    assert " scatter(" in entry or "wrapped_scatter" in entry
+    assert "f32[16384,1]{1,0} fusion(" not in entry  # the cotangent, copied into (N, 1) windows
