@@ -162,7 +162,7 @@ def _gather_impl(data: jax.Array, indices: jax.Array, *, axis: int, mode: IndexM
     size = data.shape[axis]
     if checked:
         checkify_in_bounds("gather", indices, size, axis)
-    index = _normalize_once(indices, size, mode, math.prod(data.shape) // max(size, 1), data.shape)
+    index = _normalize_once(indices, mode, data.shape, axis)
     take: Callable[..., jax.Array] = functools.partial(_gather_lax, axis=axis, mode=mode)
     tangents: dict[str, Callable[..., jax.Array]] = {}
     if use_rows(data.shape, axis):
@@ -175,20 +175,21 @@ def _gather_impl(data: jax.Array, indices: jax.Array, *, axis: int, mode: IndexM
     return take(data, index)
 
 
-def _normalize_once(indices: jax.Array, size: int, mode: IndexMode, reuse: int, shape: tuple) -> jax.Array:
-    """`normalize`, kept out of the gather's loop on XLA CPU when each index is read ``reuse`` times.
+def _normalize_once(indices: jax.Array, mode: IndexMode, shape: tuple, axis: int) -> jax.Array:
+    """`normalize`, kept out of the gather's loop on XLA CPU when each index is read many times.
 
     XLA CPU fuses the index arithmetic into the gather's loop and runs it once per element
     read; a `lax.cond` on an opaque predicate (both branches `normalize`) computes it once,
     as ``jnp.take`` of ready indices would. Only where there is arithmetic (indices of
     another dtype than `position_dtype`), on one device. docs/design/gather-index-apart.md.
     """
+    size = shape[axis]
     norm = functools.partial(normalize, axis_size=size, mode=mode)
     if (
         not config.gather_index_apart
-        or reuse < config.gather_index_apart_min_reuse
+        or not one_device_shape(shape)  # first: the sizes below are concrete
+        or math.prod(shape) < size * config.gather_index_apart_min_reuse  # elements read per index
         or np.dtype(indices.dtype) == position_dtype(size)
-        or not one_device_shape(shape)
         or indices.size == 0
     ):
         return norm(indices)
