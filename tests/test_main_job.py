@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 import types
+import warnings
 
 import jax
 import numpy as np
@@ -372,3 +373,46 @@ def test_sigint_stops_the_process_with_status_130_and_no_traceback():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert done.returncode == 130, done.stderr
     assert done.stderr == "python -m dmljax: interrupted (Ctrl-C); the run stopped before its end.\n"
+
+
+def test_unknown_index_dtype_is_refused_with_the_valid_ones(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        _cli.main(["--index-dtypes", "int32,int16"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "among int32, int64, uint32, uint64; got --index-dtypes='int32,int16'." in err
+
+
+@pytest.mark.slow
+def test_index_dtypes_are_a_dimension_of_the_array_cases_and_each_computes_the_same(monkeypatch):
+    """Each index type's gather, gather_elements and scatter cases: named by type, run with that type.
+
+    Every JAX contender returns what the int32 case's dmljax returns (the same positions in every type).
+    """
+    import dmljax
+    from dmljax.bench import ops
+
+    seen = []
+    for op in ("gather", "gather_elements", "scatter"):
+        original = getattr(dmljax, op)
+        monkeypatch.setattr(dmljax, op, lambda *a, _f=original, **k: seen.append(str(a[1].dtype)) or _f(*a, **k))
+    built = ops.cases([8192], index_dtypes=("int32", "int64", "uint32", "uint64"))
+    assert set(seen) == {"int32", "int64", "uint32", "uint64"}  # traced while the cases are built
+    by_name = {c.name: c for c in built}
+    int32 = [c for c in built if c.group != "slice1" and "indices" not in c.name]
+    assert len(int32) == 10 and len(built) == 4 * 10 + 2
+    for case in int32:
+        want = _host(block(case.contenders["dmljax"]()))
+        for dtype in ("int64", "uint32", "uint64"):
+            typed = by_name[f"{case.name} {dtype} indices"]
+            assert _torch.NAME not in typed.contenders
+            seen.clear()
+            for name, fn in typed.contenders.items():
+                if name == "numpy":
+                    continue
+                with warnings.catch_warnings():  # a 64-bit call outside jax_enable_x64 retraces, narrowed
+                    warnings.simplefilter("error")
+                    got = _host(block(fn()))
+                for a, b in zip(want, got, strict=True):
+                    np.testing.assert_array_equal(a, b, err_msg=f"{typed.name}: {name}")
+            assert set(seen) <= {dtype}, typed.name
