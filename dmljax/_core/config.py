@@ -183,7 +183,7 @@ OPTIONS = (
         "philox_pair_interleave",
         True,
         "On XLA CPU the four Philox word planes are interleaved as two uint64 word pairs, bitcast back "
-        "(the stream 0.80-0.87x the time of a select on n % 4). " + _NOTES + "philox-layout.md",
+        "(the stream in 0.83-0.90x the CPU time of a select on n % 4). " + _NOTES + "philox-layout.md",
     ),
     Option(
         "cpu_wide_vectors",
