@@ -199,6 +199,12 @@ OPTIONS = (
         + "ordered-reductions.md",
     ),
     Option(
+        "philox_pair_interleave",
+        True,
+        "On XLA CPU the four Philox word planes are interleaved as two uint64 word pairs, bitcast back "
+        "(the stream in 0.83-0.90x the CPU time of a select on n % 4). " + _NOTES + "philox-layout.md",
+    ),
+    Option(
         "cpu_wide_vectors",
         True,
         "Eager Philox calls on an AVX-512 host run a twin compiled with 512-bit vectors. " + _NOTES + "vector-width.md",

@@ -6,12 +6,14 @@ output element ``n`` in row-major order is word ``n % 4`` of ``philox4x32_10(cou
 
 On XLA CPU (`lax.platform_dependent`) a variadic `lax.reduce` computes all four words of a
 block in one loop iteration (`block_planes`; as four outputs XLA would recompute the block
-for each), and `interleave` puts the four word planes in place with a select on ``n % 4``.
+for each), and `interleave` puts the four word planes in place as two uint64 word pairs
+(``w0 | w1 << 32``, ``w2 | w3 << 32``) selected and bitcast back to uint32.
 The output is generated in its own shape, row by row
 (`rows`, `tile`): a row that starts inside a block computes one block more and
 `_shifted_interleave` picks each value from its lane's two blocks. Distributions compute
-their values per block inside the reduce (``per_block``). About half the time of JAX's
-``philox4x32`` bits (0.48-0.55x at 2^22 and 2^26 words), at twice the output's peak memory.
+their values per block inside the reduce (``per_block``). At 2^22-2^26 words on a 2-core
+AVX-512 host: 0.36-0.38x the CPU time of JAX's ``philox4x32`` bits with 512-bit vectors
+(`vector_width`), 0.51-0.52x without, at twice the output's peak memory.
 
 Off the CPU every element computes its own block (`_per_element`, peak memory 1x), and a
 whole output on one device is one flat row, reshaped (`_flat`): 0.59x JAX's time at 2^26
@@ -245,8 +247,72 @@ def _combine_pairs(a: Words, b: Words) -> Words:
     return tuple(x | y if jnp.issubdtype(x.dtype, jnp.unsignedinteger) else lax.max(x, y) for x, y in pairs)
 
 
+def _pairs_abstract_eval(*planes: jax.core.ShapedArray) -> jax.core.ShapedArray:
+    *lead, m = planes[0].shape
+    return planes[0].update(shape=(*lead, m * len(planes)), weak_type=False)
+
+
+def _pairs_lowering(ctx: mlir.LoweringRuleContext, *planes: mlir.ir.Value) -> list[mlir.ir.Value]:
+    """Word pairs ``lo | hi << 32`` as uint64, a select among the pairs, one bitcast back to uint32 words."""
+    shape = tuple(cast(jax.core.ShapedArray, ctx.avals_in[0]).shape)
+    u32, u64 = planes[0].type.element_type, mlir.ir.IntegerType.get_unsigned(64)
+    wide, pairs = mlir.ir.RankedTensorType.get(shape, u64), len(planes) // 2
+    grid = mlir.ir.RankedTensorType.get((*shape, pairs), u64)
+
+    def splat(kind: mlir.ir.RankedTensorType, element: Any, value: int) -> mlir.ir.Value:
+        return stablehlo.constant(mlir.ir.DenseElementsAttr.get_splat(kind, mlir.ir.IntegerAttr.get(element, value)))
+
+    dims = list(range(len(shape)))
+    words = [
+        stablehlo.broadcast_in_dim(
+            grid,
+            stablehlo.or_(
+                stablehlo.convert(wide, lo), stablehlo.shift_left(stablehlo.convert(wide, hi), splat(wide, u64, 32))
+            ),
+            dims,
+        )
+        for lo, hi in zip(planes[0::2], planes[1::2], strict=True)
+    ]
+    out = words[-1]
+    if pairs > 1:
+        lanes = mlir.ir.RankedTensorType.get((*shape, pairs), u32)
+        lane = stablehlo.iota(lanes, len(shape))
+        for j in range(pairs - 2, -1, -1):
+            where = stablehlo.compare(lane, splat(lanes, u32, j), stablehlo.ComparisonDirectionAttr.get("EQ"))
+            out = stablehlo.select(where, words[j], out)
+    split = stablehlo.bitcast_convert(mlir.ir.RankedTensorType.get((*shape, pairs, 2), u32), out)
+    return [stablehlo.reshape(mlir.ir.RankedTensorType.get((*shape[:-1], shape[-1] * len(planes)), u32), split)]
+
+
+def _pairs_batch(args: Sequence[jax.Array], dims: Sequence[int | None]) -> tuple[jax.Array, int]:
+    """vmap: the batch axis of every plane moved (or broadcast) to the front, as a leading axis of the planes."""
+    size = next(x.shape[d] for x, d in zip(args, dims, strict=True) if d is not None)
+    moved = [
+        jnp.broadcast_to(x, (size, *x.shape)) if d is None else jnp.moveaxis(x, d, 0)
+        for x, d in zip(args, dims, strict=True)
+    ]
+    return _pairs_p.bind(*moved), 0
+
+
+# Interleave an even number of uint32 planes through uint64 word pairs: a primitive of its own (see `interleave`).
+_pairs_p = jax.extend.core.Primitive("dmljax_philox_interleave_pairs")
+_pairs_p.def_abstract_eval(_pairs_abstract_eval)
+_pairs_p.def_impl(lambda *planes: jax.jit(_pairs_p.bind)(*planes))
+mlir.register_lowering(_pairs_p, _pairs_lowering)
+batching.primitive_batchers[_pairs_p] = _pairs_batch
+
+
 def interleave(planes: Words) -> jax.Array:
-    """Merge k planes of shape (..., m) into (..., m * k): element j of the last axis from plane j % k."""
+    """Merge k planes of shape (..., m) into (..., m * k): element j of the last axis from plane j % k.
+
+    An even number of static-shaped uint32 planes goes through uint64 word pairs
+    (``p[2i] | p[2i+1] << 32``, bitcast back): XLA CPU's loop then writes two words per
+    lane instead of one (docs/design/philox-layout.md). Other planes take a select on ``j % k``.
+    """
+    k = len(planes)
+    static = all(isinstance(d, int) for d in planes[0].shape)
+    if config.philox_pair_interleave and k % 2 == 0 and static and all(p.dtype == jnp.uint32 for p in planes):
+        return _pairs_p.bind(*planes)
     *lead, m = planes[0].shape
     k = len(planes)
     full = (*lead, m, k)
