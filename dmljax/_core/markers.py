@@ -9,13 +9,17 @@ markers instead of patching functions; everything else sees an identity:
 * abstract evaluation returns operand 0's aval unchanged (sharding and ``vma`` kept);
 * the MLIR lowering returns operand 0, so the compiled program is unchanged;
 * JVP: the tangent of operand 0; transpose: the cotangent to operand 0;
-* `jax.vmap` drops the marker (operand 0 with its batch dimension).
+* `jax.vmap` applies the operator's batching rule (`BATCHERS`, registered by the
+  operator's module), which marks the batched result as one bigger operator (a gather
+  along ``axis + 1``, a slice with one more dimension); without a rule the marker is
+  dropped (operand 0 with its batch dimension), so an export uses the implementation.
 
 Design note: ``docs/design/onnx-export.md``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -23,7 +27,10 @@ import jax.extend.core
 import numpy as np
 from jax.interpreters import ad, batching, mlir
 
-__all__ = ["MARK_P", "mark"]
+__all__ = ["BATCHERS", "MARK_P", "mark"]
+
+BATCHERS: dict[str, Callable[..., tuple[Any, int]]] = {}
+"""Operator name -> ``rule(args, dims, **params) -> (marked, out_dim)``, the marker's `jax.vmap` rule."""
 
 MARK_P = jax.extend.core.Primitive("dmljax_mark")
 
@@ -74,7 +81,10 @@ def _transpose(ct: Any, result: Any, *inputs: Any, **params: Any) -> list[Any]:
 
 
 def _batch(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
-    return args[0], dims[0]
+    rule = BATCHERS.get(params["op"])
+    if rule is None or dims[0] is None:
+        return args[0], dims[0]
+    return rule(args, dims, **params)
 
 
 MARK_P.def_impl(_impl)

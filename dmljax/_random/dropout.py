@@ -79,8 +79,10 @@ def dropout(
     if known is not None and not isinstance(rate, jax.Array):  # TensorFlow's Python-rate path
         wide = np.asarray(known, np.float64)
         threshold, scale = wide.astype(dtype), (1 / (1 - wide)).astype(dtype)
-        return vector_width.call(_dropout_scaled, _dropout_scaled_wide, state, x, threshold, scale, out_sharding)
-    values, new_state = vector_width.call(_dropout, _dropout_wide, state, x, rate, out_sharding)
+        args = (_dropout_scaled, _dropout_scaled_wide, state, x, threshold, scale, out_sharding)
+    else:
+        args = (_dropout, _dropout_wide, state, x, rate, out_sharding)
+    values, new_state = vector_width.call(*args)
     return mark(values, state, op="dropout"), new_state
 
 

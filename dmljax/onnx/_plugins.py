@@ -2,9 +2,10 @@
 
 Importing this module registers them in jax2onnx's plugin registry (a dict keyed by
 primitive name; nothing is patched). `dmljax.onnx.export` lowers its rewritten jaxpr
-with them. The marker's plugin is an ONNX Identity of the marked value: where a marker
-is left in place (inside a loop body, or in a plain ``jax2onnx.to_onnx`` trace), the
-operator's own implementation is exported.
+with them. The marker's plugin lowers a marker left in place (inside a loop body, or in
+a plain ``jax2onnx.to_onnx`` trace) as the operator's own node, the implementation that
+computed the marked value becoming dead (jax2onnx's optimiser removes it); a marker of
+an operator without a node is an Identity of the marked value.
 """
 
 from __future__ import annotations
@@ -18,12 +19,28 @@ from dmljax.onnx._emit import Emitter
 from dmljax.onnx._indexing import lower_gather, lower_gather_elements, lower_scatter
 from dmljax.onnx._layouts import lower_read_tensor, lower_slice1, lower_write_tensor
 from dmljax.onnx._primitives import EXPORT_PRIMITIVES
+from dmljax.onnx._rewrite import check_marker
 
 __all__ = ["PLUGINS"]
 
+_LOWERINGS = {
+    "gather": lower_gather,
+    "gather_elements": lower_gather_elements,
+    "scatter": lower_scatter,
+    "slice1": lower_slice1,
+    "read_tensor": lower_read_tensor,
+    "write_tensor": lower_write_tensor,
+}
+
 
 def _lower_mark(ctx: Any, eqn: Any) -> None:
-    """The marker: an Identity of operand 0 (the operator's implementation, exported as it is)."""
+    """A marker left in a jaxpr: the operator's own node, else an Identity of the marked value."""
+    lower = _LOWERINGS.get(eqn.params["op"])
+    check_marker(eqn)
+    if lower is not None:
+        params = {k: v for k, v in eqn.params.items() if k != "op"}
+        lower(ctx, eqn.replace(invars=eqn.invars[1:], params=params))
+        return
     em, out = Emitter(ctx), eqn.outvars[0]
     value = em.input(eqn.invars[0], "marked")
     em.output(out, em.op("Identity", value, dtype=out.aval.dtype, shape=tuple(out.aval.shape)))

@@ -27,7 +27,7 @@ from dmljax._core.errors import fail
 from dmljax._core.markers import MARK_P
 from dmljax.onnx._primitives import EXPORT_PRIMITIVES
 
-__all__ = ["RANDOM_NAMES", "check_exportable", "primitive_names", "rewrite"]
+__all__ = ["RANDOM_NAMES", "check_exportable", "check_marker", "primitive_names", "rewrite"]
 
 RANDOM_NAMES = ("random_generator", "philox4x32_10", "uniform", "normal", "bernoulli", "dropout", "randint")
 _RANDOM_RULE = (
@@ -53,7 +53,7 @@ def _eqns(jaxpr: Any) -> Iterator[Any]:
     """Every equation of ``jaxpr`` and of the jaxprs nested in its parameters."""
     for eqn in jaxpr.eqns:
         yield eqn
-        for sub in jax.core.jaxprs_in_params(eqn.params):
+        for sub in jax.extend.core.jaxprs_in_params(eqn.params):
             yield from _eqns(sub)
 
 
@@ -71,22 +71,28 @@ def _key_impl(eqn: Any) -> str | None:
     return None
 
 
+def check_marker(eqn: Any) -> None:
+    """Refuse a marked operator that an ONNX model cannot reproduce, naming it."""
+    op, params = eqn.params["op"], eqn.params
+    if op in RANDOM_NAMES:
+        shown = eqn.invars[1].aval.str_short() if len(eqn.invars) > 1 else None
+        raise fail(op, "counter" if op == "philox4x32_10" else "state", _RANDOM_RULE, shown)
+    if op in _INDEXED and params.get("mode") == "checked":
+        rule = (
+            "not be 'checked' in an ONNX export (ONNX has no run-time index check that could raise; "
+            "pass 'clip', 'fill' or 'promise_in_bounds', or check the indices before the model runs)"
+        )
+        raise fail(op, "mode", rule, "checked")
+    if op == "scatter" and params.get("reduction", "none") != "none":
+        rule = "be 'none' in an ONNX export (no reduction is exported yet)"
+        raise fail(op, "reduction", rule, params["reduction"])
+
+
 def check_exportable(jaxpr: Any, *, random_impls: tuple[str, ...]) -> None:
     """Refuse, naming the operator, what an ONNX model cannot reproduce."""
     for eqn in _eqns(jaxpr):
         if eqn.primitive is MARK_P:
-            op, params = eqn.params["op"], eqn.params
-            if op in RANDOM_NAMES:
-                raise fail(op, "its values", _RANDOM_RULE, f"{eqn.outvars[0].aval.str_short()}")
-            if op in _INDEXED and params.get("mode") == "checked":
-                rule = (
-                    "not be 'checked' in an ONNX export (ONNX has no run-time index check that could raise; "
-                    "pass 'clip', 'fill' or 'promise_in_bounds', or check the indices before the model runs)"
-                )
-                raise fail(op, "mode", rule, "checked")
-            if op == "scatter" and params.get("reduction", "none") != "none":
-                rule = "be 'none' in an ONNX export (no reduction is exported yet)"
-                raise fail(op, "reduction", rule, params["reduction"])
+            check_marker(eqn)
         impl = _key_impl(eqn) if eqn.primitive.name.startswith("random_") else None
         if impl in random_impls:
             raise fail(f"jax.random ({eqn.primitive.name})", f"a key of impl {impl!r}", _RANDOM_RULE, impl)
