@@ -92,10 +92,18 @@ def _bind_inputs(ctx: Any, jaxpr: Any, examples: list[jax.ShapeDtypeStruct]) -> 
         shape = j2o._to_ir_shape(tuple(var.aval.shape))
         value = ir.Value(name=f"in_{index}", type=ir.TensorType(j2o._to_ir_dtype_from_np(example.dtype)), shape=shape)
         ctx.add_graph_input_value(value)
+        ctx.record_symbolic_dim_origins(tuple(var.aval.shape), value)
+        if traced.kind in "iu":  # saturate, as dmljax narrows host indices: out of range stays out of range
+            info = np.iinfo(traced)
+            low, high = (
+                ctx.builder.add_initializer_from_array(f"in_{index}_{n}", np.asarray(v, example.dtype))
+                for n, v in (("min", max(info.min, np.iinfo(example.dtype).min)), ("max", info.max))
+            )
+            value = ctx.builder.Clip(value, low, high, _outputs=[f"in_{index}_clip"])
+            value.type, value.shape = ir.TensorType(j2o._to_ir_dtype_from_np(example.dtype)), shape
         cast = ctx.builder.Cast(value, to=int(j2o._to_ir_dtype_from_np(traced)), _outputs=[f"in_{index}_cast"])
         cast.type, cast.shape = ir.TensorType(j2o._to_ir_dtype_from_np(traced)), j2o._to_ir_shape(var.aval.shape)
         ctx.bind_value_for_var_without_origins(var, cast)
-        ctx.record_symbolic_dim_origins(tuple(var.aval.shape), value)
 
 
 def _lower(closed: Any, examples: list[jax.ShapeDtypeStruct], opset: int, double: bool) -> onnx.ModelProto:

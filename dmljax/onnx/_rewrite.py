@@ -67,7 +67,7 @@ def _key_impl(eqn: Any) -> str | None:
     for var in (*eqn.invars, *eqn.outvars):
         dtype = getattr(getattr(var, "aval", None), "dtype", None)
         if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
-            return str(dtype._impl.name)
+            return str(dtype._impl)  # PRNGImpl.__str__: the name it was registered under
     return None
 
 

@@ -1,0 +1,112 @@
+"""dmljax.onnx.export touches no global state, takes any callable, keeps input dtypes, refuses by name.
+
+The process-state checks run in a fresh process (``tests/onnx_isolation_worker.py``).
+Design note: docs/design/onnx-export.md.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+pytest.importorskip("jax2onnx")
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+import dmljax  # noqa: E402
+import dmljax.onnx  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run(model, *args):
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    feeds = {spec.name: np.asarray(a) for spec, a in zip(session.get_inputs(), args, strict=True)}
+    return session.run(None, feeds)
+
+
+@pytest.mark.system
+@pytest.mark.slow
+def test_exports_leave_the_process_as_they_found_it():
+    """Operator, partial, closure, another module's function, compile_operator, Equinox and NNX methods."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    done = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "tests", "onnx_isolation_worker.py")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    for key in ("onnx_matches", "after_eager", "after_jit"):
+        assert all(report[key].values()), (key, report[key])
+    assert report["nodes"]["operator"] == report["nodes"]["compile_operator"] == ["Clip", "Gather"]
+    assert report["nodes"]["equinox"] == report["nodes"]["nnx"] == report["nodes"]["other_module"]
+    assert report["thread"]["calls"] > 0 and report["thread"]["bad"] == 0, report["thread"]
+    assert report["thread"]["errors"] == []
+    assert report["state_unchanged"]
+
+
+def test_int64_example_indices_stay_int64_model_inputs():
+    data, indices = np.arange(10, dtype=np.float32).reshape(5, 2), np.array([4, -1, 0], np.int64)
+    model = dmljax.onnx.export(lambda t, i: dmljax.gather(t, i), data, indices)
+    onnx.checker.check_model(model, full_check=True)
+    elem = [i.type.tensor_type.elem_type for i in model.graph.input]
+    assert elem == [onnx.TensorProto.FLOAT, onnx.TensorProto.INT64]
+    (got,) = run(model, data, indices)
+    np.testing.assert_array_equal(got, data[[4, -1, 0]])
+
+
+def test_int64_inputs_beyond_int32_saturate_instead_of_wrapping():
+    """2^32 + 1 must not become 1 in the Cast: it stays out of range and is clipped to the last row."""
+    data, indices = np.arange(10, dtype=np.float32).reshape(5, 2), np.array([0], np.int64)
+    model = dmljax.onnx.export(lambda t, i: dmljax.gather(t, i), data, indices)
+    (got,) = run(model, data, np.array([2**32 + 1], np.int64))
+    np.testing.assert_array_equal(got, data[[4]])
+
+
+def test_complex_data_is_refused_by_name():
+    data = np.ones((3, 2), np.complex64)
+    with pytest.raises(dmljax.ValidationError, match=r"dmljax.onnx.export: .* must hold no complex values.*complex64"):
+        dmljax.onnx.export(lambda t, i: dmljax.gather(t, i), data, np.array([1], np.int32))
+
+
+def test_jax_random_on_prng_impl_keys_is_refused_by_name():
+    data = jax.random.key_data(jax.random.key(0, impl=dmljax.prng_impl))
+
+    def fn(words):
+        return jax.random.uniform(jax.random.wrap_key_data(words, impl=dmljax.prng_impl), (3,))
+
+    with pytest.raises(dmljax.ValidationError, match=r"jax.random \(random_\w+\): .*must not reach an ONNX export"):
+        dmljax.onnx.export(fn, np.asarray(data))
+
+
+def test_opsets_onnxruntime_or_onnx_cannot_load_are_refused():
+    fn, args = (lambda t: dmljax.slice1(t, (0,), (2,), (1,))), (np.ones(3, np.float32),)
+    with pytest.raises(dmljax.ValidationError, match=r"opset must be <= \d+, the newest the installed onnx"):
+        dmljax.onnx.export(fn, *args, opset=onnx.defs.onnx_opset_version() + 1)
+
+
+def test_the_marker_is_an_identity_for_jit_grad_vmap_and_transpose():
+    from dmljax._core.markers import MARK_P, mark
+
+    def f(x, i):
+        return mark(x[i] * 2.0, x, i, op="demo", axis=0)
+
+    x = jnp.arange(3.0)
+    assert [e.primitive for e in jax.make_jaxpr(f)(x, 1).eqns][-1] is MARK_P
+    assert "dmljax_mark" not in jax.jit(f).lower(x, 1).as_text()
+    assert float(jax.jit(f)(x, 2)) == 4.0
+    np.testing.assert_array_equal(jax.grad(f)(x, 1), [0.0, 2.0, 0.0])
+    np.testing.assert_array_equal(jax.vmap(f, (0, None))(jnp.stack([x, x + 1]), 1), [2.0, 4.0])
+    (ct,) = jax.linear_transpose(lambda v: f(v, 1), x)(3.0)
+    np.testing.assert_array_equal(ct, [0.0, 6.0, 0.0])
+    exported = jax.export.export(jax.jit(f))(x, 1)
+    assert float(jax.export.deserialize(exported.serialize()).call(x, 0)) == 0.0
