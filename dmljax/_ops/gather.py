@@ -99,12 +99,13 @@ def gather(
     indices = as_indices("gather", indices)
     check_axis_size("gather", "data", data.shape, axis)
     size = data.shape[axis]
+    given = indices  # host indices stay host values for the marker's mode
     indices, due = prepare_indices("gather", indices, size, axis, policy)
     checked = policy.checkify and isinstance(indices, jax.core.Tracer)
     out = call_checked("gather", _gather_impl, (data, indices), due, axis=axis, mode=policy.mode, checked=checked)
     if not traced(out, data, indices):
         return out
-    return mark(out, data, indices, op="gather", axis=axis, mode=marked_mode(policy, indices, size))
+    return mark(out, data, indices, op="gather", axis=axis, mode=marked_mode(policy, given, size))
 
 
 def gather_elements(
@@ -151,13 +152,14 @@ def gather_elements(
     check_elements_shape(op, data.shape, indices.shape, axis, "data")
     check_axis_size(op, "data", data.shape, axis)
     size = data.shape[axis]
+    given = indices  # host indices stay host values for the marker's mode
     indices, due = prepare_indices(op, indices, size, axis, policy)
     checked = policy.checkify and isinstance(indices, jax.core.Tracer)
     impl = _gather_elements_impl
     out = call_checked(op, impl, (data, indices), due, axis=axis, mode=policy.mode, checked=checked)
     if not traced(out, data, indices):
         return out
-    return mark(out, data, indices, op=op, axis=axis, mode=marked_mode(policy, indices, size))
+    return mark(out, data, indices, op=op, axis=axis, mode=marked_mode(policy, given, size))
 
 
 @functools.partial(jax.jit, static_argnames=("axis", "mode", "checked"))

@@ -128,6 +128,7 @@ def scatter(
     if updates.shape != indices.shape:
         raise fail(op, "updates.shape", f"equal indices.shape {indices.shape}", updates.shape)
     size = input.shape[axis]
+    given = indices  # host indices stay host values for the marker's mode
     indices, due = prepare_indices(op, indices, size, axis, policy)
     checked = policy.checkify and isinstance(indices, jax.core.Tracer)
     args = (input, indices, updates)
@@ -138,7 +139,7 @@ def scatter(
     out = call_checked(op, impl, args, due, axis=axis, mode=policy.mode, checked=checked)
     if not traced(out, *args):
         return out
-    mode = marked_mode(policy, indices, size)
+    mode = marked_mode(policy, given, size)
     return mark(out, *args, op=op, axis=axis, mode=mode, reduction=reduction)
 
 
