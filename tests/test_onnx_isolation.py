@@ -110,3 +110,18 @@ def test_the_marker_is_an_identity_for_jit_grad_vmap_and_transpose():
     np.testing.assert_array_equal(ct, [0.0, 6.0, 0.0])
     exported = jax.export.export(jax.jit(f))(x, 1)
     assert float(jax.export.deserialize(exported.serialize()).call(x, 0)) == 0.0
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.int16, np.uint16])
+def test_fill_and_drop_run_on_onnxruntime_for_16_bit_types(dtype):
+    """onnxruntime's CPU Where/Pad lack these types: the exported subgraph casts around them."""
+    data, rows = np.arange(12).reshape(4, 3).astype(dtype), np.array([[1, 7, -1]], np.int32)
+    cases = [
+        (lambda d, i: dmljax.gather(d, i[0], mode="fill"), (data, rows)),
+        (lambda d, i: dmljax.gather_elements(d, i, axis=0, mode="fill"), (data, rows)),
+        (lambda d, i, u: dmljax.scatter(d, i, u, mode="fill"), (data, rows, np.full((1, 3), 9, dtype))),
+    ]
+    for fn, args in cases:
+        (got,) = run(dmljax.onnx.export(fn, *args), *args)
+        want = np.asarray(jax.jit(fn)(*args))
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (got, want)

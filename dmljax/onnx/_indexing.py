@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import jax.numpy as jnp
 import numpy as np
 import onnx_ir as ir
 
@@ -26,6 +27,15 @@ __all__ = ["lower_gather", "lower_gather_elements", "lower_scatter"]
 
 _BOOL = np.dtype(bool)
 _I64 = np.dtype(np.int64)
+# Types whose Where (gathers' fill) or Pad (scatter's drop) onnxruntime's CPU provider lacks
+# or mistypes (a float16 zero initializer becomes FLOAT): the subgraph runs in a wider type
+# that holds every value exactly, with a Cast on either side.
+_CARRIER = {
+    np.dtype(np.float16): np.dtype(np.float32),
+    np.dtype(jnp.bfloat16): np.dtype(np.float32),
+    np.dtype(np.int16): np.dtype(np.int32),
+    np.dtype(np.uint16): np.dtype(np.int32),
+}
 
 
 def _work_dtype(dtype: np.dtype) -> np.dtype:
@@ -66,6 +76,10 @@ def _indices(em: Emitter, eqn: Any, size: int) -> tuple[ir.Value, ir.Value | Non
     return index, None
 
 
+def _cast(em: Emitter, value: ir.Value, dtype: np.dtype, shape: tuple[int, ...]) -> ir.Value:
+    return em.op("Cast", value, dtype=dtype, shape=shape, to=int(ir.DataType.from_numpy(dtype)))
+
+
 def _zero_where_invalid(
     em: Emitter, valid: ir.Value, value: ir.Value, new_axes: tuple[int, ...], aval: Any
 ) -> ir.Value:
@@ -76,7 +90,12 @@ def _zero_where_invalid(
         valid = em.op("Unsqueeze", valid, em.i64(new_axes, "axes"), dtype=_BOOL, shape=mask_shape)
     if dtype == _BOOL:  # onnxruntime's CPU Where has no bool kernel
         return em.op("And", valid, value, dtype=dtype, shape=shape)
-    return em.op("Where", valid, value, em.const(np.zeros((), dtype), "zero", dtype), dtype=dtype, shape=shape)
+    carrier = _CARRIER.get(dtype, dtype)
+    if carrier != dtype:
+        value = _cast(em, value, carrier, shape)
+    zero = em.const(np.zeros((), carrier), "zero", carrier)
+    result = em.op("Where", valid, value, zero, dtype=carrier, shape=shape)
+    return result if carrier == dtype else _cast(em, result, dtype, shape)
 
 
 def lower_gather(ctx: Any, eqn: Any) -> None:
@@ -108,13 +127,25 @@ def lower_gather_elements(ctx: Any, eqn: Any) -> None:
 
 def lower_scatter(ctx: Any, eqn: Any) -> None:
     """dmljax_scatter -> ONNX ScatterElements (opset 13, no reduction)."""
-    em, (input_var, index_var, updates_var), out = Emitter(ctx), eqn.invars, eqn.outvars[0]
+    em, (input_var, _, updates_var), out = Emitter(ctx), eqn.invars, eqn.outvars[0]
     axis, shape, dtype = eqn.params["axis"], tuple(out.aval.shape), out.aval.dtype
     data, updates = em.input(input_var, "input"), em.input(updates_var, "updates")
     if eqn.params["mode"] != "fill":
         index, _ = _indices(em, eqn, shape[axis])
         em.output(out, em.op("ScatterElements", data, index, updates, dtype=dtype, shape=shape, axis=axis))
         return
+    carrier = _CARRIER.get(np.dtype(dtype), np.dtype(dtype))
+    if carrier != np.dtype(dtype):
+        data = _cast(em, data, carrier, shape)
+        updates = _cast(em, updates, carrier, tuple(updates_var.aval.shape))
+    result = _scatter_dropping(em, eqn, data, updates, carrier)
+    em.output(out, result if carrier == np.dtype(dtype) else _cast(em, result, np.dtype(dtype), shape))
+
+
+def _scatter_dropping(em: Emitter, eqn: Any, data: ir.Value, updates: ir.Value, dtype: np.dtype) -> ir.Value:
+    """ScatterElements that drops invalid indices: into one padding slot along the axis, sliced off after."""
+    index_var, out = eqn.invars[1], eqn.outvars[0]
+    axis, shape = eqn.params["axis"], tuple(out.aval.shape)
     size, index_shape = shape[axis], tuple(index_var.aval.shape)
     index_dtype = np.dtype(index_var.aval.dtype)
     work = _work_dtype(index_dtype)
@@ -131,4 +162,4 @@ def lower_scatter(ctx: Any, eqn: Any) -> None:
     padded = em.op("Pad", data, em.i64(pads, "pads"), dtype=dtype, shape=padded_shape)
     written = em.op("ScatterElements", padded, index, updates, dtype=dtype, shape=padded_shape, axis=axis)
     starts, ends, axes = em.i64([0], "starts"), em.i64([size], "ends"), em.i64([axis], "axes")
-    em.output(out, em.op("Slice", written, starts, ends, axes, dtype=dtype, shape=shape))
+    return em.op("Slice", written, starts, ends, axes, dtype=dtype, shape=shape)
