@@ -125,3 +125,55 @@ def test_fill_and_drop_run_on_onnxruntime_for_16_bit_types(dtype):
         (got,) = run(dmljax.onnx.export(fn, *args), *args)
         want = np.asarray(jax.jit(fn)(*args))
         assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (got, want)
+
+
+B = jax.export.symbolic_shape("B")[0]
+B3 = jax.export.symbolic_shape("B", constraints=("B >= 3",))[0]  # a window may start past row 0
+
+
+@pytest.mark.parametrize(
+    "offset, stride",
+    [(0, 1), (0, -1), (0, 2), (1, -2), (2, 1)],
+    ids=["whole", "reversed", "step2", "rev-step2", "tail"],
+)
+def test_slice1_on_a_symbolic_batch_runs_to_the_end(offset, stride):
+    def fn(d):
+        return dmljax.slice1(d, (offset, 0), (d.shape[0] - offset, 2), (stride, 1))
+
+    model = dmljax.onnx.export(fn, jax.ShapeDtypeStruct((B3, 2), np.float32))
+    for rows in (5, 8):
+        data = np.arange(rows * 2, dtype=np.float32).reshape(rows, 2)
+        (got,) = run(model, data)
+        np.testing.assert_array_equal(got, np.asarray(fn(data)))
+
+
+@pytest.mark.parametrize(
+    "fn, specs, match",
+    [
+        (lambda d: dmljax.slice1(d, (0, 0), (d.shape[0], 2), (1, 1), (1, 2)), [((B, 2), np.float32)], r"window\[0\]"),
+        (
+            lambda d, i: dmljax.gather(d, i),
+            [((B, 2), np.float32), ((3,), np.int32)],
+            r"gather: data.shape\[0\] must be a fixed size in an ONNX",
+        ),
+        (
+            lambda d, i: dmljax.gather(d, i),
+            [((B, 2), np.float32), ((3,), np.int32)],
+            r"gather: data.shape\[0\] must be a fixed size in an ONNX",
+        ),
+        (
+            lambda d, i, u: dmljax.scatter(d, i, u),
+            [((B, 2), np.float32), ((1, 2), np.int32), ((1, 2), np.float32)],
+            r"scatter: data.shape\[0\] must be a fixed size in an ONNX",
+        ),
+        (
+            lambda b: dmljax.read_tensor(b, dmljax.TensorDesc("float32", (2, 3), strides=(5, 1))),
+            [((B,), np.float32)],
+            r"buffer length must be a fixed",
+        ),
+    ],
+    ids=["slice1-short-window", "gather-along-B", "gather-int32-along-B", "scatter-along-B", "read_tensor-length-B"],
+)
+def test_symbolic_dimensions_onnx_cannot_express_raise_named_errors(fn, specs, match):
+    with pytest.raises(dmljax.ValidationError, match=match):
+        dmljax.onnx.export(fn, *[jax.ShapeDtypeStruct(*s) for s in specs])

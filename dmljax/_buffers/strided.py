@@ -51,6 +51,9 @@ def check_buffer(op: str, param: str, buffer: jax.typing.ArrayLike, desc: Tensor
         rule = f"be {desc.dtype.name} like the descriptor{_x64_hint(desc)}"
         raise fail(op, f"{param}.dtype", rule, str(buffer.dtype))
     needed = desc.min_buffer_elements
+    if jax.export.is_symbolic_dim(buffer.shape[0]):
+        rule = "be a fixed length (the descriptor fixes the offsets; a symbolic length cannot be checked)"
+        raise fail(op, f"{param} length", rule, str(buffer.shape[0]))
     if buffer.shape[0] < needed:
         context = f"sizes {desc.sizes}, strides {desc.strides}"
         raise fail(op, f"{param} length", f"be at least {needed} elements", buffer.shape[0], context)

@@ -166,7 +166,11 @@ def export(fn: Callable[..., Any], *example_args: Any, opset: int | None = None)
     opset = _check_opset(DEFAULT_OPSET if opset is None else opset)
     examples = [_example(a) for a in example_args]
     traced = [jax.ShapeDtypeStruct(a.shape, jax.dtypes.canonicalize_dtype(a.dtype)) for a in examples]
-    closed = jax.make_jaxpr(fn)(*traced)
+    try:
+        closed = jax.make_jaxpr(fn)(*traced)
+    except jax.errors.InconclusiveDimensionOperation as e:
+        rule = "have symbolic dimensions that fn's operators accept"
+        raise fail("dmljax.onnx.export", "example_args", rule, str(e).split("\n")[0]) from e
     check_exportable(closed.jaxpr, random_impls=(_prng_name(),))
     closed = rewrite(closed)
     ensure_plugins(primitive_names(closed.jaxpr))

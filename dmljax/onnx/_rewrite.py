@@ -25,6 +25,7 @@ from jax._src.interpreters import partial_eval as pe
 
 from dmljax._core.errors import fail
 from dmljax._core.markers import MARK_P
+from dmljax.onnx._layouts import slice_bounds
 from dmljax.onnx._primitives import EXPORT_PRIMITIVES
 
 __all__ = ["RANDOM_NAMES", "check_exportable", "check_marker", "primitive_names", "rewrite"]
@@ -83,6 +84,15 @@ def check_marker(eqn: Any) -> None:
             "pass 'clip', 'fill' or 'promise_in_bounds', or check the indices before the model runs)"
         )
         raise fail(op, "mode", rule, "checked")
+    if op in _INDEXED:
+        data = eqn.invars[1].aval
+        if jax.export.is_symbolic_dim(data.shape[params["axis"]]):
+            rule = "be a fixed size in an ONNX export (the index bounds of Clip/Where are constants)"
+            raise fail(
+                op, f"data.shape[{params['axis']}]", rule, str(data.shape[params["axis"]]), f"shape {data.shape}"
+            )
+    if op == "slice1":
+        slice_bounds(params, tuple(eqn.invars[1].aval.shape))  # a symbolic window ONNX cannot express raises
     if op == "scatter" and params.get("reduction", "none") != "none":
         rule = "be 'none' in an ONNX export (no reduction is exported yet)"
         raise fail(op, "reduction", rule, params["reduction"])
