@@ -112,19 +112,22 @@ def test_the_marker_is_an_identity_for_jit_grad_vmap_and_transpose():
     assert float(jax.export.deserialize(exported.serialize()).call(x, 0)) == 0.0
 
 
-@pytest.mark.parametrize("dtype", [np.float16, np.int16, np.uint16])
-def test_fill_and_drop_run_on_onnxruntime_for_16_bit_types(dtype):
-    """onnxruntime's CPU Where/Pad lack these types: the exported subgraph casts around them."""
-    data, rows = np.arange(12).reshape(4, 3).astype(dtype), np.array([[1, 7, -1]], np.int32)
+@pytest.mark.parametrize("dtype", [np.float16, np.int16, np.uint16, np.uint32, np.uint64])
+def test_fill_and_drop_run_on_onnxruntime_for_types_its_where_and_pad_lack(dtype):
+    """onnxruntime's CPU Where/Pad lack these types: the subgraph casts around them (uint64 wraps there and back)."""
+    high = np.iinfo(dtype).max if np.dtype(dtype).kind in "iu" else 9
+    data = np.array([[0, 1, 2], [high, 4, 5], [6, 7, 8], [9, 10, 11]], dtype=dtype)
+    rows = np.array([[1, 7, -1]], np.int32)
     cases = [
         (lambda d, i: dmljax.gather(d, i[0], mode="fill"), (data, rows)),
         (lambda d, i: dmljax.gather_elements(d, i, axis=0, mode="fill"), (data, rows)),
-        (lambda d, i, u: dmljax.scatter(d, i, u, mode="fill"), (data, rows, np.full((1, 3), 9, dtype))),
+        (lambda d, i, u: dmljax.scatter(d, i, u, mode="fill"), (data, rows, data[1:2])),
     ]
-    for fn, args in cases:
-        (got,) = run(dmljax.onnx.export(fn, *args), *args)
-        want = np.asarray(jax.jit(fn)(*args))
-        assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (got, want)
+    with jax.enable_x64(True):
+        for fn, args in cases:
+            (got,) = run(dmljax.onnx.export(fn, *args), *args)
+            want = np.asarray(jax.jit(fn)(*args))
+            assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (got, want)
 
 
 B = jax.export.symbolic_shape("B")[0]

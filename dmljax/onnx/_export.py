@@ -131,37 +131,43 @@ def _lower(closed: Any, examples: list[jax.ShapeDtypeStruct], opset: int, double
 def export(fn: Callable[..., Any], *example_args: Any, opset: int | None = None) -> onnx.ModelProto:
     """Export ``fn`` to an ONNX model in which dmljax's operators are ONNX's own nodes.
 
-    Built on jax2onnx: ordinary `jax.numpy`/`jax.lax` code goes through its lowerings;
-    dmljax's operators become Gather (`dmljax.gather`), GatherElements
+    ``fn`` is traced with `jax.make_jaxpr`; every dmljax operator leaves a marker in the
+    trace, which becomes its node: Gather (`dmljax.gather`), GatherElements
     (`dmljax.gather_elements`), ScatterElements without reduction (`dmljax.scatter`),
     Slice (`dmljax.slice1`, negative steps included) and Reshape/Transpose/Slice/Pad/Expand
-    (`dmljax.read_tensor`, `dmljax.write_tensor`). Index modes lower exactly: the default
-    and ``"clip"`` add a Clip, ``"fill"`` a Where (a Pad and a Slice for scatter), constant
-    in-range indices and ``"promise_in_bounds"`` nothing. Refused, with a
-    `dmljax.ValidationError` naming the operator: ``mode="checked"`` and the random
-    operators (ONNX has no Philox 4x32-10).
+    (`dmljax.read_tensor`, `dmljax.write_tensor`); the rest goes through jax2onnx's
+    lowerings. Any callable works (an operator itself, a partial, a closure, a jitted
+    function, a `dmljax.compile_operator` result, a Flax or Equinox module), and nothing
+    global changes: other threads may call dmljax meanwhile. Index modes lower exactly: the
+    default and ``"clip"`` add a Clip, ``"fill"`` a Where (a Pad and a Slice for scatter),
+    constant in-range indices and ``"promise_in_bounds"`` nothing.
 
     Args:
       fn: a function of arrays; positional arguments become the model's inputs in order.
-      *example_args: one array or `jax.ShapeDtypeStruct` per input, fixing its shape and
-        dtype, canonicalised as JAX does (int64 becomes int32 unless 64-bit types are
-        enabled). Under ``jax.enable_x64(True)``, float64 inputs switch jax2onnx to its
-        double precision mode, in which every float tensor is DOUBLE. A symbolic batch
-        dimension (``jax.export.symbolic_shape("B")``) becomes a named ONNX dimension
-        where jax2onnx and the operator's implementation accept it (gather and scatter do).
-      opset: the ONNX opset; default `DEFAULT_OPSET`, at least `MIN_OPSET`.
+      *example_args: one array or `jax.ShapeDtypeStruct` per input. The model input keeps
+        its dtype; where JAX traces another (int64 as int32 with 64-bit types off), the
+        model casts inside (integers saturated first, so an index out of range stays out).
+        Under ``jax.enable_x64(True)``, float64 inputs switch jax2onnx to its double
+        precision mode, in which every float tensor is DOUBLE. A symbolic dimension
+        (``jax.export.symbolic_shape("B")``) becomes a named ONNX dimension, except on an
+        indexed axis or in a slice window that does not run to the input's end (refused).
+      opset: the ONNX opset; default `DEFAULT_OPSET`; at least `MIN_OPSET`, at most what
+        the installed onnx defines and the installed onnxruntime loads.
 
     Returns:
       The `onnx.ModelProto`, ready for ``onnx.checker.check_model`` and onnxruntime.
 
     Raises:
-      ValidationError: ``opset`` is below 13, or ``fn`` uses a refused mode or operator.
+      ValidationError: naming the operator or argument: an opset out of range;
+        ``mode="checked"``; the random operators and ``jax.random`` on `dmljax.prng_impl`
+        keys (ONNX has no Philox 4x32-10); complex values; a symbolic dimension ONNX's
+        nodes cannot take.
 
     Examples:
       >>> import numpy as np, dmljax, dmljax.onnx
       >>> model = dmljax.onnx.export(lambda t, i: dmljax.gather(t, i), np.zeros((5, 2), np.float32), np.array([1, 4]))
-      >>> [node.op_type for node in model.graph.node]
-      ['Clip', 'Gather']
+      >>> [node.op_type for node in model.graph.node]  # int64 indices: cast to int32 inside, then clamped
+      ['Clip', 'Cast', 'Clip', 'Gather']
     """
     opset = _check_opset(DEFAULT_OPSET if opset is None else opset)
     examples = [_example(a) for a in example_args]

@@ -35,6 +35,8 @@ _CARRIER = {
     np.dtype(jnp.bfloat16): np.dtype(np.float32),
     np.dtype(np.int16): np.dtype(np.int32),
     np.dtype(np.uint16): np.dtype(np.int32),
+    np.dtype(np.uint32): np.dtype(np.int64),
+    np.dtype(np.uint64): np.dtype(np.int64),  # a wrapping Cast there and back is exact (Where/Pad only move values)
 }
 
 
