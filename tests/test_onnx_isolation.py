@@ -180,3 +180,30 @@ def test_slice1_on_a_symbolic_batch_runs_to_the_end(offset, stride):
 def test_symbolic_dimensions_onnx_cannot_express_raise_named_errors(fn, specs, match):
     with pytest.raises(dmljax.ValidationError, match=match):
         dmljax.onnx.export(fn, *[jax.ShapeDtypeStruct(*s) for s in specs])
+
+
+@pytest.mark.parametrize("reduction", ["add", "mul", "max", "min"])
+@pytest.mark.parametrize("mode", [None, "clip", "fill"])
+def test_scatter_reductions_are_scatter_elements_equal_to_onnxruntime_with_duplicates(reduction, mode):
+    """Duplicates combine in ONNX's row-major order on both sides: bit for bit (float32 sums included)."""
+    rng = np.random.default_rng(31)
+    data = rng.standard_normal((3, 4)).astype(np.float32) * 1e4
+    indices = np.array([[0, 2, 2, 1], [2, 2, 0, 7 if mode else 1]], np.int32)  # duplicates; 7 out of range
+    updates = rng.standard_normal((2, 4)).astype(np.float32)
+
+    def fn(d, i, u):
+        return dmljax.scatter(d, i, u, axis=0, reduction=reduction, mode=mode)
+
+    model = dmljax.onnx.export(fn, data, indices, updates, opset=18)
+    onnx.checker.check_model(model, full_check=True)
+    scatters = [n for n in model.graph.node if n.op_type == "ScatterElements"]
+    assert [a.s for n in scatters for a in n.attribute if a.name == "reduction"] == [reduction.encode()]
+    (got,) = run(model, data, indices, updates)
+    assert got.tobytes() == np.asarray(jax.jit(fn)(data, indices, updates)).tobytes()
+
+
+def test_a_reduction_the_opset_cannot_express_is_refused():
+    args = np.zeros((3, 2), np.float32), np.zeros((1, 2), np.int32), np.ones((1, 2), np.float32)
+    dmljax.onnx.export(lambda d, i, u: dmljax.scatter(d, i, u, reduction="add"), *args, opset=16)
+    with pytest.raises(dmljax.ValidationError, match=r"scatter: reduction must be exportable at opset 17 .*'max'.*18"):
+        dmljax.onnx.export(lambda d, i, u: dmljax.scatter(d, i, u, reduction="max"), *args, opset=17)

@@ -133,7 +133,7 @@ def export(fn: Callable[..., Any], *example_args: Any, opset: int | None = None)
 
     ``fn`` is traced with `jax.make_jaxpr`; every dmljax operator leaves a marker in the
     trace, which becomes its node: Gather (`dmljax.gather`), GatherElements
-    (`dmljax.gather_elements`), ScatterElements without reduction (`dmljax.scatter`),
+    (`dmljax.gather_elements`), ScatterElements (`dmljax.scatter`, ``reduction`` from opset 16/18),
     Slice (`dmljax.slice1`, negative steps included) and Reshape/Transpose/Slice/Pad/Expand
     (`dmljax.read_tensor`, `dmljax.write_tensor`); the rest goes through jax2onnx's
     lowerings. Any callable works (an operator itself, a partial, a closure, a jitted
@@ -177,7 +177,7 @@ def export(fn: Callable[..., Any], *example_args: Any, opset: int | None = None)
     except jax.errors.InconclusiveDimensionOperation as e:
         rule = "have symbolic dimensions that fn's operators accept"
         raise fail("dmljax.onnx.export", "example_args", rule, str(e).split("\n")[0]) from e
-    check_exportable(closed.jaxpr, random_impls=(_prng_name(),))
+    check_exportable(closed.jaxpr, random_impls=(_prng_name(),), opset=opset)
     closed = rewrite(closed)
     ensure_plugins(primitive_names(closed.jaxpr))
     double = x64_enabled() and any(np.dtype(a.dtype) == np.float64 for a in traced)

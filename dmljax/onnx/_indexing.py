@@ -23,7 +23,7 @@ import onnx_ir as ir
 
 from dmljax.onnx._emit import Emitter
 
-__all__ = ["lower_gather", "lower_gather_elements", "lower_scatter"]
+__all__ = ["REDUCTION_OPSET", "lower_gather", "lower_gather_elements", "lower_scatter"]
 
 _BOOL = np.dtype(bool)
 _I64 = np.dtype(np.int64)
@@ -127,14 +127,24 @@ def lower_gather_elements(ctx: Any, eqn: Any) -> None:
     em.output(out, result)
 
 
+# The opset from which ScatterElements has each reduction (https://onnx.ai/onnx/operators/onnx__ScatterElements.html).
+REDUCTION_OPSET = {"none": 13, "add": 16, "mul": 16, "max": 18, "min": 18}
+
+
+def _attrs(eqn: Any) -> dict[str, Any]:
+    """ScatterElements' attributes: the axis, and the reduction unless it is "none" (the default)."""
+    reduction = eqn.params.get("reduction", "none")
+    return {"axis": eqn.params["axis"]} | ({"reduction": reduction} if reduction != "none" else {})
+
+
 def lower_scatter(ctx: Any, eqn: Any) -> None:
-    """dmljax_scatter -> ONNX ScatterElements (opset 13, no reduction)."""
+    """dmljax_scatter -> ONNX ScatterElements (opset 13; with ``reduction``, 16 for add/mul, 18 for max/min)."""
     em, (input_var, _, updates_var), out = Emitter(ctx), eqn.invars, eqn.outvars[0]
     axis, shape, dtype = eqn.params["axis"], tuple(out.aval.shape), out.aval.dtype
     data, updates = em.input(input_var, "input"), em.input(updates_var, "updates")
     if eqn.params["mode"] != "fill":
         index, _ = _indices(em, eqn, shape[axis])
-        em.output(out, em.op("ScatterElements", data, index, updates, dtype=dtype, shape=shape, axis=axis))
+        em.output(out, em.op("ScatterElements", data, index, updates, dtype=dtype, shape=shape, **_attrs(eqn)))
         return
     carrier = _CARRIER.get(np.dtype(dtype), np.dtype(dtype))
     if carrier != np.dtype(dtype):
@@ -162,6 +172,6 @@ def _scatter_dropping(em: Emitter, eqn: Any, data: ir.Value, updates: ir.Value, 
     pads[len(shape) + axis] = 1
     padded_shape = shape[:axis] + (size + 1,) + shape[axis + 1 :]
     padded = em.op("Pad", data, em.i64(pads, "pads"), dtype=dtype, shape=padded_shape)
-    written = em.op("ScatterElements", padded, index, updates, dtype=dtype, shape=padded_shape, axis=axis)
+    written = em.op("ScatterElements", padded, index, updates, dtype=dtype, shape=padded_shape, **_attrs(eqn))
     starts, ends, axes = em.i64([0], "starts"), em.i64([size], "ends"), em.i64([axis], "axes")
     return em.op("Slice", written, starts, ends, axes, dtype=dtype, shape=shape)

@@ -36,7 +36,7 @@ _LOWERINGS = {
 def _lower_mark(ctx: Any, eqn: Any) -> None:
     """A marker left in a jaxpr: the operator's own node, else an Identity of the marked value."""
     lower = _LOWERINGS.get(eqn.params["op"])
-    check_marker(eqn)
+    check_marker(eqn, getattr(ctx.builder, "opset", None))
     if lower is not None:
         params = {k: v for k, v in eqn.params.items() if k != "op"}
         lower(ctx, eqn.replace(invars=eqn.invars[1:], params=params))

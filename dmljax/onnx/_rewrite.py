@@ -25,6 +25,7 @@ from jax._src.interpreters import partial_eval as pe
 
 from dmljax._core.errors import fail
 from dmljax._core.markers import MARK_P
+from dmljax.onnx._indexing import REDUCTION_OPSET
 from dmljax.onnx._layouts import slice_bounds
 from dmljax.onnx._primitives import EXPORT_PRIMITIVES
 
@@ -72,7 +73,7 @@ def _key_impl(eqn: Any) -> str | None:
     return None
 
 
-def check_marker(eqn: Any) -> None:
+def check_marker(eqn: Any, opset: int | None = None) -> None:
     """Refuse a marked operator that an ONNX model cannot reproduce, naming it."""
     op, params = eqn.params["op"], eqn.params
     if op in RANDOM_NAMES:
@@ -93,16 +94,18 @@ def check_marker(eqn: Any) -> None:
             )
     if op == "slice1":
         slice_bounds(params, tuple(eqn.invars[1].aval.shape))  # a symbolic window ONNX cannot express raises
-    if op == "scatter" and params.get("reduction", "none") != "none":
-        rule = "be 'none' in an ONNX export (no reduction is exported yet)"
-        raise fail(op, "reduction", rule, params["reduction"])
+    reduction = params.get("reduction", "none")
+    if op == "scatter" and opset is not None and opset < REDUCTION_OPSET[reduction]:
+        since = REDUCTION_OPSET[reduction]
+        rule = f"be exportable at opset {opset} (ScatterElements has {reduction!r} from opset {since})"
+        raise fail(op, "reduction", rule, reduction)
 
 
-def check_exportable(jaxpr: Any, *, random_impls: tuple[str, ...]) -> None:
+def check_exportable(jaxpr: Any, *, random_impls: tuple[str, ...], opset: int) -> None:
     """Refuse, naming the operator, what an ONNX model cannot reproduce."""
     for eqn in _eqns(jaxpr):
         if eqn.primitive is MARK_P:
-            check_marker(eqn)
+            check_marker(eqn, opset)
         impl = _key_impl(eqn) if eqn.primitive.name.startswith("random_") else None
         if impl in random_impls:
             raise fail(f"jax.random ({eqn.primitive.name})", f"a key of impl {impl!r}", _RANDOM_RULE, impl)
