@@ -207,3 +207,41 @@ def test_a_reduction_the_opset_cannot_express_is_refused():
     dmljax.onnx.export(lambda d, i, u: dmljax.scatter(d, i, u, reduction="add"), *args, opset=16)
     with pytest.raises(dmljax.ValidationError, match=r"scatter: reduction must be exportable at opset 17 .*'max'.*18"):
         dmljax.onnx.export(lambda d, i, u: dmljax.scatter(d, i, u, reduction="max"), *args, opset=17)
+
+
+@pytest.mark.parametrize("mode", [None, "clip", "fill", "promise_in_bounds"])
+@pytest.mark.parametrize("batch_dims", [0, 1])
+def test_gather_nd_is_one_gather_nd_equal_to_onnxruntime(mode, batch_dims):
+    rng = np.random.default_rng(41)
+    data = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    bad = mode in ("clip", "fill")
+    indices = np.array([[[1, -1], [0, 9 if bad else 2]], [[-5 if bad else -2, 2], [1, 0]]], np.int32)
+    indices = indices[..., :1] if batch_dims else indices
+
+    def fn(d, i):
+        return dmljax.gather_nd(d, i, batch_dims, mode=mode)
+
+    model = dmljax.onnx.export(fn, data, indices)
+    onnx.checker.check_model(model, full_check=True)
+    assert [n.op_type for n in model.graph.node].count("GatherND") == 1
+    (got,) = run(model, data, indices)
+    assert got.tobytes() == np.asarray(jax.jit(fn)(data, indices)).tobytes()
+
+
+@pytest.mark.parametrize("reduction", ["none", "add", "max"])
+@pytest.mark.parametrize("mode", [None, "clip", "fill"])
+def test_scatter_nd_is_one_scatter_nd_equal_to_onnxruntime_with_duplicates(mode, reduction):
+    rng = np.random.default_rng(42)
+    data = rng.standard_normal((4, 3)).astype(np.float32) * 1e4
+    rows = [[1, 0], [3, 2], [1, 0], [-1, 1]] if reduction != "none" else [[1, 0], [3, 2], [-4, 1]]
+    indices = np.array(rows + ([[7, 0]] if mode else []), np.int32)  # duplicates with a reduction; 7 out of range
+    updates = rng.standard_normal(len(indices)).astype(np.float32)
+
+    def fn(d, i, u):
+        return dmljax.scatter_nd(d, i, u, reduction=reduction, mode=mode)
+
+    model = dmljax.onnx.export(fn, data, indices, updates, opset=18)
+    onnx.checker.check_model(model, full_check=True)
+    assert [n.op_type for n in model.graph.node].count("ScatterND") == 1
+    (got,) = run(model, data, indices, updates)
+    assert got.tobytes() == np.asarray(jax.jit(fn)(data, indices, updates)).tobytes()

@@ -134,6 +134,7 @@ def export(fn: Callable[..., Any], *example_args: Any, opset: int | None = None)
     ``fn`` is traced with `jax.make_jaxpr`; every dmljax operator leaves a marker in the
     trace, which becomes its node: Gather (`dmljax.gather`), GatherElements
     (`dmljax.gather_elements`), ScatterElements (`dmljax.scatter`, ``reduction`` from opset 16/18),
+    GatherND and ScatterND (`dmljax.gather_nd`, `dmljax.scatter_nd`),
     Slice (`dmljax.slice1`, negative steps included) and Reshape/Transpose/Slice/Pad/Expand
     (`dmljax.read_tensor`, `dmljax.write_tensor`); the rest goes through jax2onnx's
     lowerings. Any callable works (an operator itself, a partial, a closure, a jitted

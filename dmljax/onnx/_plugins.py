@@ -18,6 +18,7 @@ from dmljax._core.markers import MARK_P
 from dmljax.onnx._emit import Emitter
 from dmljax.onnx._indexing import lower_gather, lower_gather_elements, lower_scatter
 from dmljax.onnx._layouts import lower_read_tensor, lower_slice1, lower_write_tensor
+from dmljax.onnx._nd import lower_gather_nd, lower_scatter_nd
 from dmljax.onnx._primitives import EXPORT_PRIMITIVES
 from dmljax.onnx._rewrite import check_marker
 
@@ -27,6 +28,8 @@ _LOWERINGS = {
     "gather": lower_gather,
     "gather_elements": lower_gather_elements,
     "scatter": lower_scatter,
+    "gather_nd": lower_gather_nd,
+    "scatter_nd": lower_scatter_nd,
     "slice1": lower_slice1,
     "read_tensor": lower_read_tensor,
     "write_tensor": lower_write_tensor,
@@ -73,6 +76,8 @@ PLUGINS = (
     _plugin(_P["gather"], lower_gather, "gather", ("Gather", "Clip", "Where")),
     _plugin(_P["gather_elements"], lower_gather_elements, "gather_elements", ("GatherElements", "Clip", "Where")),
     _plugin(_P["scatter"], lower_scatter, "scatter", ("ScatterElements", "Clip", "Pad", "Slice")),
+    _plugin(_P["gather_nd"], lower_gather_nd, "gather_nd", ("GatherND", "Max", "Min", "Where")),
+    _plugin(_P["scatter_nd"], lower_scatter_nd, "scatter_nd", ("ScatterND", "Max", "Min", "Pad", "Slice")),
     _plugin(_P["slice1"], lower_slice1, "slice1", ("Slice",)),
     _plugin(_P["read_tensor"], lower_read_tensor, "read_tensor", ("Reshape", "Transpose", "Slice", "Pad", "Expand")),
     _plugin(_P["write_tensor"], lower_write_tensor, "write_tensor", ("Reshape", "Transpose", "Concat", "Slice")),

@@ -47,6 +47,15 @@ EXPORT_PRIMITIVES: dict[str, jax.extend.core.Primitive] = {
     "scatter": _primitive(
         "scatter", lambda input, indices, updates, *, axis, mode, reduction: _shaped(input.shape, input.dtype)
     ),
+    "gather_nd": _primitive(
+        "gather_nd",
+        lambda data, indices, *, batch_dims, mode: _shaped(
+            indices.shape[:-1] + data.shape[batch_dims + indices.shape[-1] :], data.dtype
+        ),
+    ),
+    "scatter_nd": _primitive(
+        "scatter_nd", lambda input, indices, updates, *, mode, reduction: _shaped(input.shape, input.dtype)
+    ),
     "slice1": _primitive("slice1", lambda x, **window: _shaped(window["output_sizes"], x.dtype)),
     "read_tensor": _primitive("read_tensor", lambda buffer, *, desc: _shaped(desc.sizes, np.dtype(desc.dtype.dtype))),
     "write_tensor": _primitive("write_tensor", lambda buffer, value, *, desc: _shaped(buffer.shape, buffer.dtype)),

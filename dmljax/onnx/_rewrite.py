@@ -38,7 +38,7 @@ _RANDOM_RULE = (
     "stream; generate the values in JAX and pass them to the model as an input"
 )
 _CALLS = {"jit", "pjit", "closed_call", "core_call", "custom_jvp_call", "custom_vjp_call", "checkpoint", "remat"}
-_INDEXED = {"gather", "gather_elements", "scatter"}
+_INDEXED = {"gather", "gather_elements", "scatter", "gather_nd", "scatter_nd"}
 
 
 def _sub(eqn: Any) -> Any:
@@ -85,7 +85,7 @@ def check_marker(eqn: Any, opset: int | None = None) -> None:
             "pass 'clip', 'fill' or 'promise_in_bounds', or check the indices before the model runs)"
         )
         raise fail(op, "mode", rule, "checked")
-    if op in _INDEXED:
+    if op in _INDEXED and "axis" in params:
         data = eqn.invars[1].aval
         if jax.export.is_symbolic_dim(data.shape[params["axis"]]):
             rule = "be a fixed size in an ONNX export (the index bounds of Clip/Where are constants)"
@@ -95,9 +95,9 @@ def check_marker(eqn: Any, opset: int | None = None) -> None:
     if op == "slice1":
         slice_bounds(params, tuple(eqn.invars[1].aval.shape))  # a symbolic window ONNX cannot express raises
     reduction = params.get("reduction", "none")
-    if op == "scatter" and opset is not None and opset < REDUCTION_OPSET[reduction]:
+    if op in ("scatter", "scatter_nd") and opset is not None and opset < REDUCTION_OPSET[reduction]:
         since = REDUCTION_OPSET[reduction]
-        rule = f"be exportable at opset {opset} (ScatterElements has {reduction!r} from opset {since})"
+        rule = f"be exportable at opset {opset} (ONNX's scatters have {reduction!r} from opset {since})"
         raise fail(op, "reduction", rule, reduction)
 
 
