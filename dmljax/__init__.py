@@ -12,6 +12,8 @@ from dmljax._descriptors.compile import compile_operator as compile_operator
 from dmljax._descriptors.feature_levels import FeatureLevel as FeatureLevel
 from dmljax._descriptors.gather import GatherOperatorDesc as GatherOperatorDesc
 from dmljax._descriptors.gather_elements import GatherElementsOperatorDesc as GatherElementsOperatorDesc
+from dmljax._descriptors.nd import GatherNDOperatorDesc as GatherNDOperatorDesc
+from dmljax._descriptors.nd import ScatterNDOperatorDesc as ScatterNDOperatorDesc
 from dmljax._descriptors.random_generator import RandomGeneratorOperatorDesc as RandomGeneratorOperatorDesc
 from dmljax._descriptors.random_generator import RandomGeneratorType as RandomGeneratorType
 from dmljax._descriptors.scatter import ScatterElementsOperatorDesc as ScatterElementsOperatorDesc
@@ -45,11 +47,13 @@ __all__ = [
     "DataType",
     "FeatureLevel",
     "GatherElementsOperatorDesc",
+    "GatherNDOperatorDesc",
     "GatherOperatorDesc",
     "IndexMode",
     "RandomGeneratorOperatorDesc",
     "RandomGeneratorType",
     "ScatterElementsOperatorDesc",
+    "ScatterNDOperatorDesc",
     "ScatterOperatorDesc",
     "Slice1OperatorDesc",
     "TensorDesc",

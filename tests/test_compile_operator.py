@@ -9,18 +9,22 @@ from jax.test_util import check_grads
 from dmljax import (
     FeatureLevel,
     GatherElementsOperatorDesc,
+    GatherNDOperatorDesc,
     GatherOperatorDesc,
     RandomGeneratorOperatorDesc,
+    ScatterNDOperatorDesc,
     ScatterOperatorDesc,
     Slice1OperatorDesc,
     TensorDesc,
     ValidationError,
     compile_operator,
     gather_elements,
+    gather_nd,
     packed_strides,
     random_generator,
     read_tensor,
     scatter,
+    scatter_nd,
     slice1,
 )
 from tests import reference
@@ -238,11 +242,134 @@ def test_random_layouts_match_the_array_api(seed):
     x = rng.integers(0, 100, size=sizes).astype(dtype)
     u = rng.integers(0, 100, size=index_sizes).astype(dtype)
     i = unique_positions(rng, sizes[axis], index_sizes, axis) - sizes[axis] * rng.integers(0, 2, size=index_sizes)
-    buffers = (to_buffer(data, x), to_buffer(index, i), to_buffer(updates, u))
+    buffers = (to_buffer(data, x), to_buffer(index, i), to_buffer(updates, u.reshape(updates.sizes)))
     out = compile_operator(ScatterOperatorDesc(data, index, updates, output, axis), "3.0")(*buffers)
     check_output(output, out, reference.scatter(x, i, u, axis))
     logical = [read_tensor(b, d) for b, d in zip(buffers, (data, index, updates), strict=True)]
     np.testing.assert_array_equal(read_tensor(out, output), scatter(*logical, axis))
+
+
+# --- GatherND1 and ScatterND: the pages' examples, strided buffers, the array API -----------------
+
+
+def test_gather_nd1_page_examples():
+    data, index = TensorDesc("float32", (2, 2)), TensorDesc("uint32", (2, 1))
+    out = compile_operator(GatherNDOperatorDesc(data, index, data, 2, 2, 0), "3.0")(
+        np.arange(4, dtype=np.float32), np.array([1, 0], np.uint32)
+    )
+    np.testing.assert_array_equal(out, [2, 3, 0, 1])  # example 1: output[y, x] = input[indices[y], x]
+    data, output = TensorDesc("float32", (1, 3, 2, 2)), TensorDesc("float32", (1, 1, 3, 2))
+    desc = GatherNDOperatorDesc(data, TensorDesc("uint32", (1, 3, 2, 2)), output, 3, 3, 1)  # example 2: 3 batches
+    indices = np.array([0, 0, 1, 1, 1, 1, 0, 0, 0, 1, 1, 0], np.uint32)
+    out = compile_operator(desc, "3.0")(np.arange(12, dtype=np.float32), indices)
+    np.testing.assert_array_equal(out, [0, 3, 7, 4, 9, 10])
+
+
+def test_scatter_nd_page_example_at_feature_levels_2_1_and_3_0():
+    x, u = np.arange(1, 9, dtype=np.float32), np.array([9, 10, 11, 12], np.float32)
+    i = np.array([4, 3, 1, 7], np.uint32)
+    for level, n in (("2.1", 4), ("3.0", 2)):  # the page's {8}, {4,1}, {4} in one dimension count
+        data = TensorDesc("float32", (1,) * (n - 1) + (8,))
+        index = TensorDesc("uint32", (1,) * (n - 2) + (4, 1))
+        updates = TensorDesc("float32", (1,) * (n - 1) + (4,))
+        out = compile_operator(ScatterNDOperatorDesc(data, index, updates, data, 1, 2), level)(x, i, u)
+        np.testing.assert_array_equal(out, [1, 11, 3, 10, 9, 6, 7, 12])
+
+
+def test_gather_nd_padded_and_broadcast_inputs_padded_output():
+    rng = np.random.default_rng(2)
+    data = TensorDesc("float32", (1, 3, 4, 2), strides=(24, 8, 2, 1), total_tensor_size_in_bytes=100)  # padded rows
+    index = TensorDesc("int32", (1, 3, 5, 1), strides=(0, 0, 1, 1))  # one column of 5 tuples, broadcast over batches
+    output = TensorDesc("float32", (1, 3, 5, 2), strides=(40, 1, 8, 4))  # padded, columns apart
+    x = rng.normal(size=(1, 3, 4, 2)).astype(np.float32)
+    rows = np.array([3, -1, 0, 2, -4], np.int32)
+    out = compile_operator(GatherNDOperatorDesc(data, index, output, 3, 3, 1), "3.0")(to_buffer(data, x), rows)
+    expected = reference.gather_nd(x[0], np.broadcast_to(rows.reshape(1, 5, 1), (3, 5, 1)), batch_dims=1)
+    check_output(output, out, expected.reshape(1, 3, 5, 2))
+    through_api = gather_nd(read_tensor(to_buffer(data, x), data)[0], read_tensor(rows, index)[0], 1)
+    np.testing.assert_array_equal(read_tensor(out, output)[0], through_api)
+
+
+def test_scatter_nd_nhwc_input_broadcast_updates_padded_output(x64):
+    rng = np.random.default_rng(3)
+    sizes = (2, 3, 4, 2)
+    data = TensorDesc("float32", sizes, packed_strides(sizes, "NHWC"))
+    index = TensorDesc("int64", (1, 1, 3, 2), strides=(0, 0, 1, 3))  # column-major tuples
+    updates = TensorDesc("float32", (1, 3, 4, 2), strides=(0, 0, 2, 1))  # one (4, 2) slice for every tuple
+    output = TensorDesc("float32", sizes, strides=(30, 10, 2, 1), total_tensor_size_in_bytes=260)
+    x, u = rng.normal(size=sizes).astype(np.float32), rng.normal(size=(4, 2)).astype(np.float32)
+    tuples = np.array([[1, 2], [0, -3], [-1, 1]])  # three distinct (n, c) pairs, two of them negative
+    buffers = (to_buffer(data, x), to_buffer(index, tuples[None, None]), u.ravel())
+    out = compile_operator(ScatterNDOperatorDesc(data, index, updates, output, 4, 2), "4.1")(*buffers)
+    check_output(output, out, reference.scatter_nd(x, tuples, np.broadcast_to(u, (3, 4, 2))))
+    logical = [read_tensor(b, d) for b, d in zip(buffers, (data, index, updates), strict=True)]
+    np.testing.assert_array_equal(read_tensor(out, output), scatter_nd(logical[0], logical[1][0, 0], logical[2][0]))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 5, 7, 8, 10, 11])  # batches 0 to 2, tuples of 1 to 3, a scalar tuple
+def test_nd_random_layouts_match_the_array_api(seed):
+    rng = np.random.default_rng(10 + seed)
+    dtype = ["float32", "int8", "uint16", "float16"][seed % 4]
+    count, r = 4, int(rng.integers(2, 5))  # r meaningful input dimensions of 4
+    shape = tuple(int(s) for s in rng.integers(2, 4, size=r))
+    b = int(rng.integers(0, r - 1))
+    k = int(rng.integers(1, r - b + 1))
+    tuples = (2,) if count - 1 - b >= 1 + r - b - k else ()
+    index_shape = shape[:b] + tuples + (k,)
+    out_shape = index_shape[:-1] + shape[b + k :]
+    full = (1,) * (count - r) + shape
+    data = random_layout(rng, dtype, full)
+    index = random_layout(rng, "int32", (1,) * (count - len(index_shape)) + index_shape)
+    output = random_layout(rng, dtype, (1,) * (count - len(out_shape)) + out_shape)
+    x = rng.integers(0, 100, size=shape).astype(dtype)
+    indexed = np.array(shape[b : b + k])
+    if b == 0:  # distinct tuples, so that ScatterND below is defined
+        flat = rng.permutation(int(np.prod(indexed)))[: int(np.prod(index_shape[:-1]))]
+        i = np.stack(np.unravel_index(flat, indexed), axis=-1).reshape(index_shape)
+    else:
+        i = rng.integers(0, indexed, size=index_shape)
+    i = i - indexed * rng.integers(0, 2, size=index_shape)  # some negative
+    op = compile_operator(GatherNDOperatorDesc(data, index, output, r, len(index_shape), b), "3.0")
+    out = op(to_buffer(data, x.reshape(full)), to_buffer(index, i.reshape(index.sizes)))
+    check_output(output, out, reference.gather_nd(x, i, b).reshape(output.sizes))
+    # ScatterND back into the same input, with the gathered values doubled (b = 0: unique tuples).
+    if b == 0:
+        u = (reference.gather_nd(x, i) * 2).astype(dtype)
+        updates = random_layout(rng, dtype, (1,) * (count - len(out_shape)) + out_shape)
+        sop = compile_operator(ScatterNDOperatorDesc(data, index, updates, data, r, len(index_shape)), "3.0")
+        got = sop(
+            to_buffer(data, x.reshape(full)),
+            to_buffer(index, i.reshape(index.sizes)),
+            to_buffer(updates, u.reshape(updates.sizes)),
+        )
+        check_output(data, got, reference.scatter_nd(x, i, u).reshape(full))
+
+
+def test_nd_out_of_range_tuples_gather_clamps_scatter_drops():
+    data, index = TensorDesc("float32", (3, 2)), TensorDesc("int32", (2, 2))
+    gather_op = compile_operator(GatherNDOperatorDesc(data, index, TensorDesc("float32", (1, 2)), 2, 2))
+    updates = TensorDesc("float32", (1, 2))
+    scatter_op = compile_operator(ScatterNDOperatorDesc(data, index, updates, data, 2, 2))
+    x, i = np.arange(6, dtype=np.float32), np.array([7, 0, -1, 5], np.int32)  # (7, 0) and (-1, 5)
+    assert gather_op(x, i).tolist() == [4.0, 5.0]  # (2, 0) and (2, 1): each index clamped on its own axis
+    assert scatter_op(x, i, np.array([9.0, 8.0], np.float32)).tolist() == x.tolist()  # both tuples dropped
+
+
+def test_nd_gradients_flow_through_buffers():
+    data = TensorDesc("float32", (3, 2), strides=(3, 1))  # padded: the gap gets a zero gradient
+    index = TensorDesc("int32", (2, 1))
+    op = compile_operator(GatherNDOperatorDesc(data, index, TensorDesc("float32", (2, 2)), 2, 2))
+    i = np.array([2, 2], np.int32)  # row 2 twice: its gradient sums both
+    grad = jax.grad(lambda x: jnp.sum(op(x, i) * np.arange(1.0, 5.0)))(np.zeros(8, np.float32))
+    np.testing.assert_array_equal(grad, [0, 0, 0, 0, 0, 0, 4, 6])
+    updates = TensorDesc("float32", (1, 2))
+    sop = compile_operator(ScatterNDOperatorDesc(data, TensorDesc("int32", (1, 1)), updates, data, 2, 2))
+    weights = np.arange(1.0, 9.0, dtype=np.float32)
+    grad_x, grad_u = jax.grad(lambda x, u: jnp.sum(sop(x, np.array([1], np.int32), u[:2]) * weights), (0, 1))(
+        np.zeros(8, np.float32), np.zeros(4, np.float32)
+    )
+    np.testing.assert_array_equal(grad_x, [1, 2, 0, 0, 0, 0, 7, 8])  # row 1 (offsets 3, 4) overwritten, gaps 0
+    np.testing.assert_array_equal(grad_u, [4, 5, 0, 0])
 
 
 # --- jit, vmap, grad, 64-bit, index behaviour, errors ------------------------------------------

@@ -162,6 +162,18 @@ def test_every_formulation_computes_what_the_oracle_computes(setting, cpu):
             np.testing.assert_array_equal(bits, want_bits)
             np.testing.assert_array_equal(next_state, want_state)
 
+        # scatter reductions with duplicates whose float32 sums and products show the order
+        data = rng.standard_normal((3, 4)).astype(np.float32)
+        index = rng.integers(-4, 4, (3, 40))
+        for reduction, values in (("add", [1e8, -1e8, 1.0, 3.0]), ("mul", [1.1, -0.7, 3.3, 1.3])):
+            updates = rng.choice(np.array(values, np.float32), index.shape)
+            got = dmljax.scatter(data, index, updates, axis=1, reduction=reduction)
+            np.testing.assert_array_equal(got, reference.scatter_elements(data, index, updates, 1, reduction))
+        tuples = rng.integers(0, 3, (50, 1))
+        rows = rng.choice(np.array([1e8, -1e8, 1.0], np.float32), (50, 4))
+        got = dmljax.scatter_nd(data, tuples, rows, reduction="add")
+        np.testing.assert_array_equal(got, reference.scatter_nd(data, tuples, rows, "add"))
+
         # the eager range check, two stages or one
         index = np.zeros((4, 32), np.int32)
         index[2, 17] = 40

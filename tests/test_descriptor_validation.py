@@ -8,10 +8,12 @@ from dmljax import (
     DataType,
     FeatureLevel,
     GatherElementsOperatorDesc,
+    GatherNDOperatorDesc,
     GatherOperatorDesc,
     RandomGeneratorOperatorDesc,
     RandomGeneratorType,
     ScatterElementsOperatorDesc,
+    ScatterNDOperatorDesc,
     ScatterOperatorDesc,
     Slice1OperatorDesc,
     TensorDesc,
@@ -50,6 +52,22 @@ def gather_elements_desc(n, dtype, index_dtype=DataType.UINT32):
     return GatherElementsOperatorDesc(data, TensorDesc(index_dtype, nd(n, 2)), out, axis=n - 1)
 
 
+def gather_nd_desc(n, dtype, index_dtype=DataType.UINT32):
+    """Two 1-tuples into 3 values: ``n``-D input (3), indices (2, 1), output (2)."""
+    index_sizes = (2, 1) if n > 1 else (1,)
+    data, out = TensorDesc(dtype, nd(n, 3)), TensorDesc(dtype, nd(n, index_sizes[0]))
+    index = TensorDesc(index_dtype, (1,) * (n - len(index_sizes)) + index_sizes)
+    return GatherNDOperatorDesc(data, index, out, 1, len(index_sizes), 0)
+
+
+def scatter_nd_desc(n, dtype, index_dtype=DataType.UINT32):
+    """Two 1-tuples into 3 values: ``n``-D input (3), indices (2, 1), updates (2)."""
+    index_sizes = (2, 1) if n > 1 else (1,)
+    data, updates = TensorDesc(dtype, nd(n, 3)), TensorDesc(dtype, nd(n, index_sizes[0]))
+    index = TensorDesc(index_dtype, (1,) * (n - len(index_sizes)) + index_sizes)
+    return ScatterNDOperatorDesc(data, index, updates, data, 1, len(index_sizes))
+
+
 def slice1_desc(n, dtype, index_dtype=None):
     data, out = TensorDesc(dtype, nd(n, 4)), TensorDesc(dtype, nd(n, 2))
     return Slice1OperatorDesc(data, out, (0,) * n, nd(n, 4), nd(n, 2))
@@ -59,6 +77,8 @@ BUILDERS = {
     ScatterOperatorDesc: scatter_desc,
     GatherOperatorDesc: gather_desc,
     GatherElementsOperatorDesc: gather_elements_desc,
+    GatherNDOperatorDesc: gather_nd_desc,
+    ScatterNDOperatorDesc: scatter_nd_desc,
     Slice1OperatorDesc: slice1_desc,
 }
 SUPPORT_TABLES = {operator.desc: operator.support for operator in registered()}
@@ -271,6 +291,118 @@ def test_gather_rules(input_sizes, indices_sizes, axis, index_dimensions, output
         compile_operator(desc)
 
 
+def gnd(input_sizes, indices_sizes, output_sizes, counts, dtypes=(F32, U32, F32), output_strides=None):
+    tensors = (t(input_sizes, dtypes[0]), t(indices_sizes, dtypes[1]), t(output_sizes, dtypes[2], output_strides))
+    return GatherNDOperatorDesc(*tensors, *counts)
+
+
+@pytest.mark.parametrize(
+    ("input_sizes", "indices_sizes", "output_sizes", "counts"),
+    [
+        ((2, 2), (2, 1), (2, 2), (2, 2, 0)),  # DML_GATHER_ND1 example 1
+        ((1, 3, 2, 2), (1, 3, 2, 2), (1, 1, 3, 2), (3, 3, 1)),  # example 2: 3 batches
+        ((3, 4, 5, 6, 7), (1, 1, 1, 2, 3), (1, 1, 2, 6, 7), (5, 3, 0)),  # the member page's sizes
+        ((1, 3, 4), (1, 1, 1), (1, 1, 4), (2, 1, 0)),  # output (4,): leading 1s added
+        ((2, 3, 4), (1, 1, 1), (1, 3, 4), (3, 3, 0)),  # output (1, 1, 3, 4): a leading 1 cropped
+    ],
+)
+def test_gather_nd_sizes_valid(input_sizes, indices_sizes, output_sizes, counts):
+    compile_operator(gnd(input_sizes, indices_sizes, output_sizes, counts))
+
+
+GATHER_ND_RULES = [
+    ((2, 2), (2, 1), (2, 2), (3, 2, 0), "input_dimension_count must be in [1, 2] (input_tensor.dimension_count)"),
+    ((2, 2), (2, 1), (2, 2), (2, 0, 0), "indices_dimension_count must be in [1, 2]"),
+    ((2, 2), (2, 1), (2, 2), (1, 2, 0), "input_tensor.sizes must be 1 before the last input_dimension_count (1)"),
+    ((2, 2), (2, 1), (1, 2), (2, 1, 0), "indices_tensor.sizes must be 1 before the last indices_dimension_count (1)"),
+    ((2, 2), (2, 1), (2, 2), (2, 2, 2), "batch_dimension_count must be in [0, 2) (min of input_dimension_count"),
+    ((2, 2), (3, 1), (1, 3), (2, 2, 1), "indices_tensor.sizes must equal the input's batch sizes (2,)"),
+    ((2, 2), (1, 3), (1, 1), (2, 2, 0), "indices_tensor.sizes[-1] must be in [1, 2] (input_dimension_count - batch"),
+    ((2, 2), (2, 1), (2, 3), (2, 2, 0), "output_tensor.sizes must equal (2, 2) (the indices' sizes but the last"),
+    ((2, 3, 4), (5, 6, 1), (6, 3, 4), (3, 3, 0), "output_tensor.dimension_count must hold (5, 6, 3, 4) once leading"),
+]
+
+
+@pytest.mark.parametrize(("input_sizes", "indices_sizes", "output_sizes", "counts", "message"), GATHER_ND_RULES)
+def test_gather_nd_rules(input_sizes, indices_sizes, output_sizes, counts, message):
+    with pytest.raises(ValidationError, match=re.escape(f"GatherNDOperatorDesc: {message}")):
+        compile_operator(gnd(input_sizes, indices_sizes, output_sizes, counts))
+
+
+def test_gather_nd_member_rules():
+    with pytest.raises(ValidationError, match=re.escape("output_tensor.dtype must equal input_tensor.dtype")):
+        compile_operator(gnd((2, 2), (2, 1), (2, 2), (2, 2), (F32, U32, DataType.FLOAT16)))
+    with pytest.raises(ValidationError, match=re.escape("indices_tensor.dimension_count must equal input_tensor")):
+        compile_operator(gnd((2, 2), (1, 2, 1), (2, 2), (2, 2)))
+    with pytest.raises(ValidationError, match=re.escape("output_tensor.strides must describe each element")):
+        compile_operator(gnd((2, 2), (2, 1), (2, 2), (2, 2), output_strides=(0, 1)))
+    with pytest.raises(TypeError, match="GatherNDOperatorDesc: batch_dimension_count must be an integer; got batch_"):
+        gnd((2, 2), (2, 1), (2, 2), (2, 2, 0.0))
+
+
+def snd(input_sizes, indices_sizes, updates_sizes, counts, output_sizes=None, updates_dtype=F32):
+    data = t(input_sizes)
+    output = data if output_sizes is None else t(output_sizes)
+    return ScatterNDOperatorDesc(data, t(indices_sizes, U32), t(updates_sizes, updates_dtype), output, *counts)
+
+
+SCATTER_ND_RULES = [
+    ((1, 8), (4, 1), (1, 4), (3, 2), "input_dimension_count must be in [1, 2]"),
+    ((1, 8), (4, 1), (1, 4), (1, 3), "indices_dimension_count must be in [1, 2]"),
+    ((2, 8), (4, 1), (1, 4), (1, 2), "input_tensor.sizes must be 1 before the last input_dimension_count (1) sizes"),
+    ((1, 8), (4, 1), (1, 4), (1, 1), "indices_tensor.sizes must be 1 before the last indices_dimension_count (1)"),
+    ((1, 8), (1, 2), (1, 1), (1, 2), "indices_tensor.sizes[-1] must be in [1, 1] (input_dimension_count: one"),
+    ((1, 8), (4, 1), (4, 1), (1, 2), "updates_tensor.sizes must equal (1, 4) (the indices' sizes but the last"),
+    ((3, 4), (2, 1), (2, 4), (2, 2), None),  # valid: rows
+    ((3, 4), (5, 2, 1), (5, 2, 4), (2, 3), "indices_tensor.dimension_count must equal input_tensor.dimension_count"),
+]
+
+
+@pytest.mark.parametrize(("input_sizes", "indices_sizes", "updates_sizes", "counts", "message"), SCATTER_ND_RULES)
+def test_scatter_nd_rules(input_sizes, indices_sizes, updates_sizes, counts, message):
+    desc = snd(input_sizes, indices_sizes, updates_sizes, counts)
+    if message is None:
+        compile_operator(desc)
+        return
+    with pytest.raises(ValidationError, match=re.escape(f"ScatterNDOperatorDesc: {message}")):
+        compile_operator(desc)
+
+
+def test_scatter_nd_member_rules():
+    with pytest.raises(ValidationError, match=re.escape("output_tensor.sizes must equal input_tensor.sizes ((3, 4))")):
+        compile_operator(snd((3, 4), (2, 1), (2, 4), (2, 2), output_sizes=(4, 4)))
+    with pytest.raises(ValidationError, match=re.escape("updates_tensor.dtype must equal input_tensor.dtype")):
+        compile_operator(snd((3, 4), (2, 1), (2, 4), (2, 2), updates_dtype=DataType.INT32))
+    with pytest.raises(
+        ValidationError, match=re.escape("updates_tensor.dimension_count must hold (5, 6, 3, 4) once leading 1s")
+    ):
+        compile_operator(snd((2, 3, 4), (5, 6, 1), (6, 3, 4), (3, 3)))
+    with pytest.raises(ValidationError) as info:
+        compile_operator(snd((1, 1, 1, 8), (1, 1, 4, 2), (1, 1, 1, 4), (1, 2)), "2.1")
+    assert str(info.value) == (
+        "ScatterNDOperatorDesc: indices_tensor.sizes[-1] must be in [1, 1] (input_dimension_count: one index per "
+        "dimension); got indices_tensor.sizes[-1]=2 (meaningful input sizes (8,), feature level 2.1)."
+    )
+
+
+def test_nd_feature_levels_as_the_pages_state_them():
+    """GatherND1 from 3.0 (1 to 8 dimensions); ScatterND from 2.1 (4-D, UINT32 indices), 1 to 8 from 3.0; 64-bit 4.1."""
+    with pytest.raises(ValidationError, match=r"GatherNDOperatorDesc: feature_level must be at least 3.0 .*'2.1'"):
+        compile_operator(gather_nd_desc(4, F32), "2.1")
+    with pytest.raises(ValidationError, match=r"ScatterNDOperatorDesc: feature_level must be at least 2.1 .*'2.0'"):
+        compile_operator(scatter_nd_desc(4, F32), "2.0")
+    compile_operator(scatter_nd_desc(4, DataType.INT8), "2.1")
+    with raises_at("2.1", "ScatterNDOperatorDesc: input_tensor.dimension_count must be 4", "=2"):
+        compile_operator(scatter_nd_desc(2, F32), "2.1")
+    with raises_at("2.1", "indices_tensor.dtype must be one of UINT32", "DataType.INT32"):
+        compile_operator(scatter_nd_desc(4, F32, DataType.INT32), "2.1")
+    for build in (gather_nd_desc, scatter_nd_desc):
+        compile_operator(build(1, F32, DataType.INT64), "3.0")
+        compile_operator(build(8, DataType.UINT64), "4.1")
+        with raises_at("4.0", "input_tensor.dtype must be one of", "DataType.FLOAT64"):
+            compile_operator(build(2, DataType.FLOAT64), "4.0")
+
+
 SLICE_INPUT = t((1, 1, 4, 4))
 SLICE_RULES = [
     ((t((1, 1, 2, 2)), (0, 0, 0, 1), (1, 1, 4, 4), (1, 1, 2, 2)), "input_window_sizes[3] must keep the window inside"),
@@ -367,7 +499,8 @@ def test_compile_operator_arguments():
         compile_operator(desc, "9.9")
     with pytest.raises(
         TypeError,
-        match="compile_operator: desc must be one of GatherElementsOperatorDesc, GatherOperatorDesc, "
-        "RandomGeneratorOperatorDesc, ScatterOperatorDesc, Slice1OperatorDesc; got desc=TensorDesc",
+        match="compile_operator: desc must be one of GatherElementsOperatorDesc, GatherNDOperatorDesc, "
+        "GatherOperatorDesc, RandomGeneratorOperatorDesc, ScatterNDOperatorDesc, ScatterOperatorDesc, "
+        "Slice1OperatorDesc; got desc=TensorDesc",
     ):
         compile_operator(t((3,)))

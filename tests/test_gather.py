@@ -1,6 +1,7 @@
 """gather (ONNX Gather, DML_GATHER) and gather_elements (DML_GATHER_ELEMENTS)."""
 
 import functools
+import re
 
 import jax
 import jax.numpy as jnp
@@ -566,7 +567,7 @@ def test_gpu_gradient_along_a_short_inner_axis_is_one_flat_scatter_add(shape, fl
     x, i = jax.ShapeDtypeStruct(shape, jnp.float32), jax.ShapeDtypeStruct((1024,), jnp.int32)
     grad = jax.jit(jax.grad(lambda x, i: dmljax.gather(x, i, 1, mode="clip").sum()))
     n = np.prod(shape)
-    one_d = f"(tensor<{n}xf32>, tensor<{n}x1xui32>, tensor<{n}xf32>)"
+    one_d = f"(tensor<{n}xf32>, tensor<{n}x1xui32>, tensor<{n}x1xf32>)"  # updates as (N, 1) windows
     gpu, cpu = (jax.export.export(grad, platforms=[p])(x, i).mlir_module() for p in ("cuda", "cpu"))
     assert (one_d in gpu) == flat
     assert one_d not in cpu
@@ -597,3 +598,42 @@ def test_gpu_forward_of_a_long_axis_runs_in_blocks_from_64_mib(rows):
     assert gpu.count("stablehlo.transpose") == (
         5 if rows * 1024 * 4 >= dmljax.config.blocked_gather_elements_gpu_forward_min_bytes else 0
     )
+
+
+def _gather_fusion_ops(fn, *specs) -> list[str]:
+    """Opcodes of the compiled fused computation that holds the gather (sorted), and its index operand's producer."""
+    text = jax.jit(fn).lower(*specs).compile().as_text()
+    (body,) = [c for c in text.split("\n\n") if " gather(" in c and c.lstrip().startswith("%fused")]
+    ops = sorted(re.findall(r"= \S+ ([a-z-]+)\(", body))
+    (gather,) = [line for line in body.splitlines() if " gather(" in line]
+    index_name = re.search(r"gather\(%[\w.-]+, (%[\w.-]+)\)", gather).group(1)
+    (producer,) = [line for line in body.splitlines() if line.strip().startswith(index_name + " ")]
+    return ops + ["index from " + re.search(r"= \S+ ([a-z-]+)\(", producer).group(1)]
+
+
+@pytest.mark.hlo
+@pytest.mark.parametrize("dtype", ["int32", "uint32", "int64", "uint64"])
+@pytest.mark.parametrize("mode", [None, "clip", "fill", "promise_in_bounds"])
+def test_gather_along_axis_1_compiles_to_jnp_takes_gather_loop(cpu, dtype, mode):
+    """If this fails: docs/design/gather-index-apart.md (the index arithmetic left the gather's loop)."""
+    take_mode = "fill" if mode == "fill" else "clip"
+    data = jax.ShapeDtypeStruct((64, 256), jnp.float32)
+    with jax.enable_x64(dtype.endswith("64")):
+        ours = _gather_fusion_ops(lambda a, i: dmljax.gather(a, i, axis=1, mode=mode), data, _spec((256,), dtype))
+        theirs = _gather_fusion_ops(lambda a, i: jnp.take(a, i, axis=1, mode=take_mode), data, _spec((256,), "uint32"))
+    assert "gather" in ours and ("transpose" in ours) == ("transpose" in theirs)
+    assert ours == theirs  # the same loop as jnp.take on ready uint32 positions: no per-read index arithmetic
+
+
+def _spec(shape, dtype):
+    return jax.ShapeDtypeStruct(shape, jnp.dtype(dtype))
+
+
+@pytest.mark.hlo
+def test_gather_elements_gradient_copies_no_cotangent_on_cpu(cpu):
+    """If this fails: docs/design/scatter-cpu.md (the flat tangent reads (N, 1) windows; no copy in its transpose)."""
+    spec = (jax.ShapeDtypeStruct((64, 256), jnp.float32), jax.ShapeDtypeStruct((64, 256), jnp.int32))
+    grad = jax.jit(jax.grad(lambda x, i: jnp.sum(dmljax.gather_elements(x, i, 1) * x)))
+    entry = grad.lower(*spec).compile().as_text().split("ENTRY")[1]
+    assert " scatter(" in entry or "wrapped_scatter" in entry
+    assert "f32[16384,1]{1,0} fusion(" not in entry  # the cotangent, copied into (N, 1) windows

@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 import types
+import warnings
 
 import jax
 import numpy as np
@@ -181,15 +182,29 @@ def _assert_computes_what_dmljax_computes(case: Case, name: str) -> None:
 def test_torch_contenders_compute_what_dmljax_computes():
     pytest.importorskip("torch")
     checked, want = [], []
-    for module_name in ("dmljax.bench.ops", "dmljax.bench.strided"):
+    for module_name in ("dmljax.bench.ops", "dmljax.bench.strided", "dmljax.bench.nd"):
         for case in importlib.import_module(module_name).cases([8192]):
             if _torch.NAME in case.contenders:
                 _assert_computes_what_dmljax_computes(case, _torch.NAME)
                 checked.append(case.name)
             # torch contends in every array operation, forward and backward, and every layout's forward read or write
-            if module_name == "dmljax.bench.ops" or not case.name.endswith(" bwd"):
+            if module_name != "dmljax.bench.strided" or not case.name.endswith(" bwd"):
                 want.append(case.name)
     assert checked == want
+
+
+@pytest.mark.slow
+def test_every_nd_contender_computes_what_dmljax_computes():
+    """jnp, NumPy (forward) for GatherND, ScatterND and the add reductions, with few and many duplicates."""
+    from dmljax.bench import nd
+
+    names = []
+    for case in nd.cases([8192]):
+        for name in case.contenders:
+            _assert_computes_what_dmljax_computes(case, name)
+        names.append(case.name)
+    assert sum("many duplicates" in name for name in names) == 4  # ScatterND and scatter, fwd and bwd
+    assert {case.group for case in nd.cases([4096])} == {"gather_nd", "scatter_nd", "scatter_reduction"}
 
 
 @pytest.mark.slow
@@ -358,3 +373,46 @@ def test_sigint_stops_the_process_with_status_130_and_no_traceback():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert done.returncode == 130, done.stderr
     assert done.stderr == "python -m dmljax: interrupted (Ctrl-C); the run stopped before its end.\n"
+
+
+def test_unknown_index_dtype_is_refused_with_the_valid_ones(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        _cli.main(["--index-dtypes", "int32,int16"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "among int32, int64, uint32, uint64; got --index-dtypes='int32,int16'." in err
+
+
+@pytest.mark.slow
+def test_index_dtypes_are_a_dimension_of_the_array_cases_and_each_computes_the_same(monkeypatch):
+    """Each index type's gather, gather_elements and scatter cases: named by type, run with that type.
+
+    Every JAX contender returns what the int32 case's dmljax returns (the same positions in every type).
+    """
+    import dmljax
+    from dmljax.bench import ops
+
+    seen = []
+    for op in ("gather", "gather_elements", "scatter"):
+        original = getattr(dmljax, op)
+        monkeypatch.setattr(dmljax, op, lambda *a, _f=original, **k: seen.append(str(a[1].dtype)) or _f(*a, **k))
+    built = ops.cases([8192], index_dtypes=("int32", "int64", "uint32", "uint64"))
+    assert set(seen) == {"int32", "int64", "uint32", "uint64"}  # traced while the cases are built
+    by_name = {c.name: c for c in built}
+    int32 = [c for c in built if c.group != "slice1" and "indices" not in c.name]
+    assert len(int32) == 10 and len(built) == 4 * 10 + 2
+    for case in int32:
+        want = _host(block(case.contenders["dmljax"]()))
+        for dtype in ("int64", "uint32", "uint64"):
+            typed = by_name[f"{case.name} {dtype} indices"]
+            assert _torch.NAME not in typed.contenders
+            seen.clear()
+            for name, fn in typed.contenders.items():
+                if name == "numpy":
+                    continue
+                with warnings.catch_warnings():  # a 64-bit call outside jax_enable_x64 retraces, narrowed
+                    warnings.simplefilter("error")
+                    got = _host(block(fn()))
+                for a, b in zip(want, got, strict=True):
+                    np.testing.assert_array_equal(a, b, err_msg=f"{typed.name}: {name}")
+            assert set(seen) <= {dtype}, typed.name

@@ -258,22 +258,50 @@ def test_empty_updates_leave_the_input():
     np.testing.assert_array_equal(out, [1.0, 1.0, 1.0])
 
 
-@pytest.mark.hlo
-def test_float_add_lowers_to_no_combining_scatter():
-    """Every float scatter in the ``add``/``mul`` programs overwrites (its body returns the
-    update; the one int32 scatter takes a minimum, exact in any order): no scatter adds or
-    multiplies, so no platform's scatter order (GPU atomics) can change the result.
+def _scatters(f, platform):
+    """The stablehlo.scatter ops of ``f``'s program lowered for ``platform`` (float32 data, 6 updates)."""
+    lowered = f.trace(jnp.zeros(4), jnp.zeros(6, jnp.int32), jnp.ones(6)).lower(lowering_platforms=(platform,))
+    return re.findall(r"stablehlo\.scatter\".*?\}\) :", lowered.as_text(), flags=re.S)
 
-    When it fails, read the module doc of dmljax._ops.reductions.
+
+REDUCING_PROGRAMS = {
+    "scatter_nd add": lambda x, i, u: dmljax.scatter_nd(x, i[:, None], u, reduction="add"),
+    "scatter mul": lambda x, i, u: dmljax.scatter(x, i, u, reduction="mul"),
+}
+
+
+@pytest.mark.hlo
+@pytest.mark.parametrize("platform", ["cuda", "tpu"])
+@pytest.mark.parametrize("program", REDUCING_PROGRAMS)
+def test_float_add_lowers_to_no_combining_scatter_off_the_cpu(program, platform):
+    """Off the CPU every float scatter in the ``add``/``mul`` programs overwrites (its body
+    returns the update; the one int32 scatter takes a minimum, exact in any order): no
+    scatter adds or multiplies, so no scatter order (GPU atomics) can change the result.
+
+    When it fails, read docs/design/ordered-reductions.md.
     """
-    nd = jax.jit(lambda x, i, u: dmljax.scatter_nd(x, i[:, None], u, reduction="add"))
-    elements = jax.jit(lambda x, i, u: dmljax.scatter(x, i, u, reduction="mul"))
-    for f in (nd, elements):
-        text = f.lower(jnp.zeros(4), jnp.zeros(6, jnp.int32), jnp.ones(6)).as_text()
-        scatters = re.findall(r"stablehlo\.scatter.*?\}\) :", text, flags=re.S)
-        assert any("tensor<f32>" in s for s in scatters), text
-        for scatter in scatters:
-            assert "stablehlo.add" not in scatter and "stablehlo.mul" not in scatter, scatter
+    scatters = _scatters(jax.jit(REDUCING_PROGRAMS[program]), platform)
+    assert any("tensor<f32>" in s for s in scatters), scatters
+    for scatter in scatters:
+        assert "stablehlo.add" not in scatter and "stablehlo.mul" not in scatter, scatter
+
+
+@pytest.mark.hlo
+@pytest.mark.parametrize("program", REDUCING_PROGRAMS)
+def test_float_add_on_one_cpu_device_is_one_combining_scatter(program):
+    """On one XLA CPU device the program is one scatter that adds or multiplies (XLA CPU
+    combines in order: guarded by test_scatter_reduction's order guard), and the rounds
+    with the config switch off.
+
+    When it fails, read docs/design/ordered-reductions.md.
+    """
+    f = REDUCING_PROGRAMS[program]
+    with dmljax.config.override(cpu_ordered_scatter=True):
+        scatters = _scatters(jax.jit(f), "cpu")
+    assert len(scatters) == 1 and re.search(r"stablehlo\.(add|multiply)", scatters[0]), scatters
+    with dmljax.config.override(cpu_ordered_scatter=False):
+        scatters = _scatters(jax.jit(f), "cpu")
+    assert len(scatters) > 1 and not any(re.search(r"stablehlo\.(add|multiply)", s) for s in scatters), scatters
 
 
 # ----- transforms -----------------------------------------------------------------------

@@ -1,7 +1,10 @@
 """prng_impl: jax.random keys whose data is the Philox state, against the oracle and dmljax's own functions."""
 
+import os
 import pathlib
 import re
+import subprocess
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -10,6 +13,7 @@ import pytest
 
 import dmljax
 from dmljax import fold_in, make_state, prng_impl, random_generator, split
+from dmljax._random.prng_impl import NAME
 from dmljax._random.prng_impl import _words as prng_words
 from tests import reference
 
@@ -152,3 +156,185 @@ def test_randomness_guide_flax_and_equinox_block_runs():
     section = text[text.index("## `jax.random`, Flax and Equinox") :].split("\n## ", 1)[0]
     (snippet,) = [b for b in re.findall(r"```python\n(.*?)```", section, flags=re.S) if "import equinox" in b]
     exec(compile(snippet, str(page), "exec"), {"__name__": "docs_random"})
+
+
+# --- the registered name: jax.random.key(impl=NAME), jax_default_prng_impl, checkpoints ---------
+
+
+def test_jax_resolves_the_registered_name():
+    assert jax.random.key_impl(key()) == NAME == "dmljax_philox4x32_10"  # checkpoints store this string
+    np.testing.assert_array_equal(jax.random.key_data(jax.random.key(9, impl=NAME)), make_state(9))
+    again = jax.random.wrap_key_data(make_state(9), impl=NAME)
+    np.testing.assert_array_equal(jax.random.bits(again, (5,)), random_generator(make_state(9), (5,))[0])
+
+
+def test_the_default_prng_impl_accepts_the_name_in_a_context():
+    with jax.default_prng_impl(NAME):
+        default_key = jax.random.key(11)
+    assert jax.random.key_impl(default_key) == NAME
+    np.testing.assert_array_equal(jax.random.key_data(default_key), make_state(11))
+    assert jax.random.key_impl(jax.random.key(11)) == "threefry2x32"  # restored on leaving
+    with pytest.raises(ValueError, match="got dmljax_other"), jax.default_prng_impl("dmljax_other"):
+        pass
+
+
+@pytest.mark.system
+def test_jax_config_update_of_the_default_prng_impl_in_a_fresh_process():
+    code = f"""
+import jax, numpy as np, dmljax
+jax.config.update("jax_default_prng_impl", {NAME!r})
+assert jax.random.key_impl(jax.random.key(3)) == {NAME!r}
+np.testing.assert_array_equal(jax.random.key_data(jax.random.key(3)), dmljax.make_state(3))
+np.testing.assert_array_equal(jax.random.PRNGKey(3), dmljax.make_state(3))  # legacy raw keys: the state
+np.testing.assert_array_equal(
+    jax.random.bits(jax.random.PRNGKey(3), (4,)), dmljax.random_generator(dmljax.make_state(3), (4,))[0]
+)
+jax.config.update("jax_default_prng_impl", "threefry2x32")
+assert jax.random.key_impl(jax.random.key(3)) == "threefry2x32"
+print("ok")
+"""
+    root = pathlib.Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout == "ok\n", done.stderr[-3000:]
+
+
+@pytest.mark.slow
+def test_orbax_checkpoint_of_an_nnx_model_with_dmljax_rngs_round_trips(tmp_path):
+    ocp = pytest.importorskip("orbax.checkpoint")
+    nnx = pytest.importorskip("flax.nnx")
+
+    class Model(nnx.Module):
+        def __init__(self, rngs):
+            self.linear = nnx.Linear(4, 3, rngs=rngs)
+            self.dropout = nnx.Dropout(0.5, rngs=rngs)
+
+        def __call__(self, x):
+            return self.dropout(self.linear(x))
+
+    def model(seed):
+        base = jax.random.key(seed, impl=prng_impl)
+        return Model(nnx.Rngs(params=base, dropout=jax.random.fold_in(base, 1)))
+
+    saved = model(0)
+    saved(jnp.ones((2, 4)))  # one dropout draw: the Rngs count moves on, and must be restored with the key
+    with ocp.StandardCheckpointer() as checkpointer:
+        checkpointer.save(tmp_path / "model", nnx.state(saved))
+    graphdef, abstract = nnx.split(nnx.eval_shape(lambda: model(1)))
+    with ocp.StandardCheckpointer() as checkpointer:
+        state = checkpointer.restore(tmp_path / "model", abstract)
+    restored = nnx.merge(graphdef, state)
+    rng_key = restored.dropout.rngs.key.get_value()
+    assert jax.random.key_impl(rng_key) == NAME
+    np.testing.assert_array_equal(jax.random.key_data(rng_key), jax.random.key_data(saved.dropout.rngs.key.get_value()))
+    x = jnp.arange(8.0).reshape(2, 4)
+    np.testing.assert_array_equal(restored(x), saved(x))  # same weights, same next dropout mask
+
+
+@pytest.mark.system
+def test_an_orbax_checkpoint_restores_in_a_fresh_process_that_imports_dmljax(tmp_path):
+    ocp = pytest.importorskip("orbax.checkpoint")
+    nnx = pytest.importorskip("flax.nnx")
+    rngs = nnx.Rngs(dropout=jax.random.fold_in(key(), 5))
+    with ocp.StandardCheckpointer() as checkpointer:
+        checkpointer.save(tmp_path / "rngs", nnx.state(rngs))
+    code = f"""
+import jax, dmljax, orbax.checkpoint as ocp
+from flax import nnx
+abstract = nnx.state(nnx.eval_shape(lambda: nnx.Rngs(dropout=jax.random.key(0, impl=dmljax.prng_impl))))
+with ocp.StandardCheckpointer() as checkpointer:
+    state = checkpointer.restore({str(tmp_path / "rngs")!r}, abstract)
+key = state["dropout"]["key"].get_value()
+print(jax.random.key_impl(key), jax.random.key_data(key).tolist())
+"""
+    root = pathlib.Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout == f"{NAME} {fold_in(STATE, 5).tolist()}\n"
+
+
+# --- every jax.random function on prng_impl keys (the README and the guide say they all work) --
+
+N = 64
+DRAWS = {
+    "ball": lambda k: jax.random.ball(k, 3, shape=(N,)),
+    "bernoulli": lambda k: jax.random.bernoulli(k, 0.5, (N,)),
+    "beta": lambda k: jax.random.beta(k, 2.0, 3.0, (N,)),
+    "binomial": lambda k: jax.random.binomial(k, 10, 0.3, (N,)),
+    "bits": lambda k: jax.random.bits(k, (N,)),
+    "categorical": lambda k: jax.random.categorical(k, jnp.zeros(5), shape=(N,)),
+    "cauchy": lambda k: jax.random.cauchy(k, (N,)),
+    "chisquare": lambda k: jax.random.chisquare(k, 3.0, (N,)),
+    "choice": lambda k: jax.random.choice(k, N, (8,), replace=False),
+    "clone": lambda k: jax.random.key_data(jax.random.clone(k)),
+    "dirichlet": lambda k: jax.random.dirichlet(k, jnp.ones(3), (N,)),
+    "double_sided_maxwell": lambda k: jax.random.double_sided_maxwell(k, 0.0, 1.0, (N,)),
+    "exponential": lambda k: jax.random.exponential(k, (N,)),
+    "f": lambda k: jax.random.f(k, 2.0, 3.0, (N,)),
+    "fold_in": lambda k: jax.random.key_data(jax.random.fold_in(k, 3)),
+    "gamma": lambda k: jax.random.gamma(k, 2.0, (N,)),
+    "generalized_normal": lambda k: jax.random.generalized_normal(k, 2.0, (N,)),
+    "geometric": lambda k: jax.random.geometric(k, 0.3, (N,)),
+    "gumbel": lambda k: jax.random.gumbel(k, (N,)),
+    "laplace": lambda k: jax.random.laplace(k, (N,)),
+    "loggamma": lambda k: jax.random.loggamma(k, 2.0, (N,)),
+    "logistic": lambda k: jax.random.logistic(k, (N,)),
+    "lognormal": lambda k: jax.random.lognormal(k, 1.0, (N,)),
+    "maxwell": lambda k: jax.random.maxwell(k, (N,)),
+    "multinomial": lambda k: jax.random.multinomial(k, 100, jnp.ones(3) / 3, shape=(N, 3)),
+    "multivariate_normal": lambda k: jax.random.multivariate_normal(k, jnp.zeros(2), jnp.eye(2), (N,)),
+    "normal": lambda k: jax.random.normal(k, (N,)),
+    "orthogonal": lambda k: jax.random.orthogonal(k, 4),
+    "pareto": lambda k: jax.random.pareto(k, 2.0, (N,)),
+    "permutation": lambda k: jax.random.permutation(k, N),
+    "rademacher": lambda k: jax.random.rademacher(k, (N,)),
+    "randint": lambda k: jax.random.randint(k, (N,), 0, 1000),
+    "rayleigh": lambda k: jax.random.rayleigh(k, 1.0, (N,)),
+    "split": lambda k: jax.random.key_data(jax.random.split(k, 3)),
+    "t": lambda k: jax.random.t(k, 3.0, (N,)),
+    "triangular": lambda k: jax.random.triangular(k, 0.0, 0.5, 1.0, (N,)),
+    "truncated_normal": lambda k: jax.random.truncated_normal(k, -1.0, 1.0, (N,)),
+    "uniform": lambda k: jax.random.uniform(k, (N,)),
+    "wald": lambda k: jax.random.wald(k, 1.0, (N,)),
+    "weibull_min": lambda k: jax.random.weibull_min(k, 1.0, 2.0, (N,)),
+}
+# Functions that take no key to draw from (constructors, key metadata), and the one JAX refuses.
+NOT_DRAWS = {"PRNGKey", "key", "key_data", "key_dtype", "key_impl", "wrap_key_data", "poisson"}
+
+
+def test_the_table_names_every_jax_random_function():
+    public = {n for n in dir(jax.random) if not n.startswith("_") and callable(getattr(jax.random, n))}
+    assert public - NOT_DRAWS == set(DRAWS)  # a function JAX adds shows up here: add it to DRAWS
+
+
+# The fast tier keeps the most used; the rest (JAX's gamma sampler, a rejection loop, compiles
+# for 5-15 s on 2 loaded cores) run with --full.
+FAST_DRAWS = {"bernoulli", "bits", "categorical", "normal", "permutation", "uniform"}
+
+
+@pytest.mark.parametrize(
+    "name", [n if n in FAST_DRAWS else pytest.param(n, marks=pytest.mark.slow) for n in sorted(DRAWS)]
+)
+def test_every_jax_random_function_draws_from_prng_impl_keys(name):
+    """Each runs (jitted, as JAX runs most of them eagerly too), finite, and depends on the key's stream."""
+    draw = jax.jit(DRAWS[name])
+    value = draw(key())
+    assert np.all(np.isfinite(np.asarray(value, np.float64)))
+    other = key(make_state(0x5EED + 1, counter=2**64 - 2))
+    assert not np.array_equal(value, draw(other)), name
+    if name in ("clone", "split", "fold_in"):  # keys: the states of dmljax's functions, eagerly too
+        want = {"clone": STATE, "split": split(STATE, 3), "fold_in": fold_in(STATE, 3)}[name]
+        np.testing.assert_array_equal(value, want)
+        np.testing.assert_array_equal(DRAWS[name](key()), want)
+
+
+@pytest.mark.slow
+def test_poisson_refuses_prng_impl_keys_and_the_guides_workaround_runs():
+    with pytest.raises(NotImplementedError, match="only implemented for the threefry2x32"):
+        jax.random.poisson(key(), 3.0, (4,))
+    # The guide's workaround: a threefry key made of two words of the Philox stream.
+    threefry = jax.random.wrap_key_data(jax.random.bits(key(), (2,), jnp.uint32), impl="threefry2x32")
+    counts = jax.random.poisson(threefry, 3.0, (1000,))
+    np.testing.assert_array_equal(jax.random.key_data(threefry), random_generator(STATE, (2,))[0])
+    assert counts.dtype == jnp.int32 and 2.7 < float(counts.mean()) < 3.3

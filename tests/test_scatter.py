@@ -270,3 +270,12 @@ def test_support_table():
     # The latest level takes every DirectML buffer type: all DataType members but ONNX Gather's extra ones.
     onnx_only = {DataType.BOOL, DataType.BFLOAT16, DataType.COMPLEX64, DataType.COMPLEX128}
     assert set(support_at(SCATTER_SUPPORT, FeatureLevel.LATEST).data_types) == set(DataType) - onnx_only
+
+
+@pytest.mark.hlo
+def test_flat_scatter_compiles_to_the_input_copy_the_positions_and_the_scatter_only(cpu):
+    """If this fails: docs/design/scatter-cpu.md (updates as (N, 1) windows, so XLA CPU copies no updates)."""
+    spec = [jax.ShapeDtypeStruct((64, 256), d) for d in (jnp.float32, jnp.int32, jnp.float32)]
+    entry = jax.jit(lambda x, i, u: dmljax.scatter(x, i, u, 1)).lower(*spec).compile().as_text().split("ENTRY")[1]
+    assert entry.count(" copy(") == 1  # the input, into the output buffer
+    assert entry.count(" fusion(") == 2  # the flat positions, the scatter: no (N,) -> (N, 1) copy of the updates

@@ -1,6 +1,7 @@
 """scatter with ``reduction`` (ONNX ScatterElements 16/18): ONNX's cases, oracle, order, transforms."""
 
 import importlib
+import textwrap
 import warnings
 
 import jax
@@ -12,6 +13,7 @@ from jax.test_util import check_grads
 import dmljax
 from dmljax import ValidationError
 from tests import onnx_node, reference
+from tests.multidevice import run_json
 
 REDUCTIONS = ["add", "mul", "max", "min"]
 
@@ -171,3 +173,76 @@ def test_unknown_reduction():
         dmljax.scatter(jnp.zeros(3), np.zeros(2, int), jnp.zeros(2), reduction="sum")
     with pytest.raises(ValidationError, match=r"got reduction=None"):
         jax.jit(lambda x: dmljax.scatter(x, np.zeros(2, int), jnp.zeros(2), reduction=None))(jnp.zeros(3))
+
+
+# ----- the guard of the XLA CPU formulation: one scatter combines in the loop's order -----
+
+
+def order_sensitive(rng, n, dtype, reduction):
+    """``n`` updates whose sums (1e8, -1e8, +-1 and spread magnitudes) or products (powers of 2
+    that overflow, never underflow: XLA CPU flushes subnormals) change with the order."""
+    if reduction == "add":
+        values = rng.standard_normal(n) * 10.0 ** rng.uniform(-8, 8, n)
+        big = rng.random(n) < 0.3
+        values[big] = rng.choice([1e8, -1e8, 1.0, -1.0], int(big.sum()))
+    else:
+        values = 2.0 ** rng.integers(-2, 8, n) * (1 + rng.standard_normal(n) * 1e-3) * rng.choice([-1, 1], n)
+    return values.astype(dtype)
+
+
+@pytest.mark.parametrize("reduction", ["add", "mul"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_xla_cpu_scatter_combines_in_the_loops_order(dtype, reduction, x64):
+    """2^20 updates, about 32 per target, in a random order: bit for bit NumPy's in-order
+    ``ufunc.at`` (and different from the reversed order, so the order shows). With
+    ``cpu_ordered_scatter`` on, one XLA scatter computes this (XLA CPU runs a scatter as one
+    loop over the updates in their order); if XLA CPU ever splits that loop across threads,
+    this fails: turn the switch's default off and read docs/design/ordered-reductions.md."""
+    rng = np.random.default_rng(24)
+    m, n = 2**20, 2**15
+    targets = rng.integers(0, n, m)
+    updates = order_sensitive(rng, m, dtype, reduction)
+    data = order_sensitive(rng, n, dtype, reduction)
+    ufunc = np.add if reduction == "add" else np.multiply
+    want, reverse = data.copy(), data.copy()
+    with np.errstate(over="ignore", invalid="ignore"):  # float32 products overflow to inf
+        ufunc.at(want, targets, updates)
+        ufunc.at(reverse, targets[::-1], updates[::-1])
+    assert np.sum(want != reverse) > n // 4
+    out = dmljax.scatter(data, targets, updates, reduction=reduction)
+    np.testing.assert_array_equal(out, want)
+    out = dmljax.scatter_nd(data, targets[:, None], updates, reduction=reduction)
+    np.testing.assert_array_equal(out, want)
+
+
+SHARDED_SCRIPT = textwrap.dedent(
+    """
+    import json
+    import jax, numpy as np
+    from jax.sharding import NamedSharding, PartitionSpec as P
+    import dmljax
+
+    mesh = jax.make_mesh((8,), ("d",), axis_types=(jax.sharding.AxisType.Auto,))
+    rng = np.random.default_rng(0)
+    m = 8 * 4096
+    updates = rng.choice(np.array([1e8, -1e8, 1.0, -1.0], np.float32), m) * rng.integers(1, 5, m).astype(np.float32)
+    targets = rng.integers(0, 16, m).astype(np.int32)
+    want = np.zeros(16, np.float32)
+    np.add.at(want, targets, updates)
+    shard = NamedSharding(mesh, P("d"))
+    t, u = jax.device_put(targets, shard), jax.device_put(updates, shard)
+    x = np.zeros(16, np.float32)
+    plain = jax.jit(lambda x, t, u: x.at[t].add(u))(x, t, u)
+    ours = jax.jit(lambda x, t, u: dmljax.scatter(x, t, u, reduction="add"))(x, t, u)
+    print(json.dumps({"plain": bool(np.array_equal(plain, want)), "dmljax": bool(np.array_equal(ours, want))}))
+    """
+)
+
+
+@pytest.mark.system
+@pytest.mark.slow
+def test_partitioned_programs_keep_the_order():
+    """On 8 host devices with the updates sharded, XLA's partitioned scatter-add sums per
+    shard and then across shards (not the loop's order); dmljax keeps the rounds there."""
+    result = run_json(SHARDED_SCRIPT)
+    assert result == {"plain": False, "dmljax": True}

@@ -49,12 +49,14 @@ def compile_operator(desc: Any, feature_level: Any = FeatureLevel.LATEST) -> Cal
     Indices inside a compiled operator are traced values, so the array functions' traced
     defaults apply, as DirectML's do: negative values of signed types count from the end
     of the axis; out-of-range values are read clamped by Gather and GatherElements
-    ("all reads are safely clamped") and dropped by Scatter (the input element stays).
-    Duplicate Scatter indices leave unspecified which update wins.
+    ("all reads are safely clamped"), GatherND1 too (each index on its own axis), and
+    dropped by Scatter and ScatterND (the input element stays). Duplicate Scatter and
+    ScatterND indices leave unspecified which update wins.
 
     Args:
       desc: a `ScatterOperatorDesc`, `GatherOperatorDesc`, `GatherElementsOperatorDesc`,
-        `Slice1OperatorDesc` or `RandomGeneratorOperatorDesc`.
+        `GatherNDOperatorDesc`, `ScatterNDOperatorDesc`, `Slice1OperatorDesc` or
+        `RandomGeneratorOperatorDesc`.
       feature_level: a `FeatureLevel`, DirectML's integer value or a string like ``"3.0"``.
 
     Returns:

@@ -1,8 +1,9 @@
 """One registration per DirectML operator struct: everything the descriptor layer knows of it.
 
-Each operator module of this package (`scatter`, `gather`, `gather_elements`, `slice1`,
-`random_generator`) defines its struct, its feature-level support table, its validator
-and its adapter to the array function, and registers them together with `register`.
+Each operator module of this package (`scatter`, `gather`, `gather_elements`, `nd` (GatherND1
+and ScatterND), `slice1`, `random_generator`) defines its struct, its feature-level support
+table, its validator and its adapter to the array function, and registers them together with
+`register`.
 `dmljax.compile_operator` and the validation look an operator up here; adding an operator
 is one new module that calls `register`, and one re-export in `dmljax/__init__.py`.
 """

@@ -16,15 +16,17 @@ GPU gather's gradient along an axis with little data after it is one 1-D scatter
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 
 import jax
+import numpy as np
 from jax import lax
 
 from dmljax._core.config import config
 from dmljax._core.errors import fail
 from dmljax._core.markers import mark
-from dmljax._core.platform import cpu_or_plain
+from dmljax._core.platform import cpu_or_plain, one_device_shape, opaque_predicate
 from dmljax._ops.formulation import use_flat
 from dmljax._ops.gather_blocked import blocked, use_blocked
 from dmljax._ops.gather_grad import (
@@ -46,6 +48,7 @@ from dmljax._ops.indices import (
     check_rank,
     gather_in_mode,
     normalize,
+    position_dtype,
     resolve_mode,
 )
 
@@ -100,7 +103,7 @@ def gather(
     check_axis_size("gather", "data", data.shape, axis)
     size = data.shape[axis]
     given = indices  # host indices stay host values for the marker's mode
-    indices, due = prepare_indices("gather", indices, size, axis, policy)
+    indices, due = prepare_indices("gather", indices, data, axis, policy)
     checked = policy.checkify and isinstance(indices, jax.core.Tracer)
     out = call_checked("gather", _gather_impl, (data, indices), due, axis=axis, mode=policy.mode, checked=checked)
     if not traced(out, data, indices):
@@ -153,7 +156,7 @@ def gather_elements(
     check_axis_size(op, "data", data.shape, axis)
     size = data.shape[axis]
     given = indices  # host indices stay host values for the marker's mode
-    indices, due = prepare_indices(op, indices, size, axis, policy)
+    indices, due = prepare_indices(op, indices, data, axis, policy)
     checked = policy.checkify and isinstance(indices, jax.core.Tracer)
     impl = _gather_elements_impl
     out = call_checked(op, impl, (data, indices), due, axis=axis, mode=policy.mode, checked=checked)
@@ -168,7 +171,7 @@ def _gather_impl(data: jax.Array, indices: jax.Array, *, axis: int, mode: IndexM
     size = data.shape[axis]
     if checked:
         checkify_in_bounds("gather", indices, size, axis)
-    index = normalize(indices, size, mode)
+    index = _normalize_once(indices, mode, data.shape, axis)
     take: Callable[..., jax.Array] = functools.partial(_gather_lax, axis=axis, mode=mode)
     tangents: dict[str, Callable[..., jax.Array]] = {}
     if use_rows(data.shape, axis):
@@ -179,6 +182,31 @@ def _gather_impl(data: jax.Array, indices: jax.Array, *, axis: int, mode: IndexM
     if tangents:
         take = linear_in_data(take, functools.partial(lax.platform_dependent, **tangents, default=take))
     return take(data, index)
+
+
+def _normalize_once(indices: jax.Array, mode: IndexMode, shape: tuple, axis: int) -> jax.Array:
+    """`normalize`, kept out of the gather's loop on XLA CPU when each index is read many times.
+
+    XLA CPU fuses the index arithmetic into the gather's loop and runs it once per element
+    read; a `lax.cond` on an opaque predicate (both branches `normalize`) computes it once,
+    as ``jnp.take`` of ready indices would. Only where there is arithmetic (indices of
+    another dtype than `position_dtype`), on one device. docs/design/gather-index-apart.md.
+    """
+    size = shape[axis]
+    norm = functools.partial(normalize, axis_size=size, mode=mode)
+    if (
+        not config.gather_index_apart
+        or not one_device_shape(shape)  # first: the sizes below are concrete
+        or math.prod(shape) < size * config.gather_index_apart_min_reuse  # elements read per index
+        or np.dtype(indices.dtype) == position_dtype(size)
+        or indices.size == 0
+    ):
+        return norm(indices)
+
+    def apart(i: jax.Array) -> jax.Array:
+        return lax.cond(opaque_predicate(i), norm, norm, i)
+
+    return cpu_or_plain(apart, norm, indices)
 
 
 def _gather_lax(data: jax.Array, index: jax.Array, *, axis: int, mode: IndexMode) -> jax.Array:

@@ -95,11 +95,19 @@ def use_gpu_flat(data_shape: tuple, axis: int, out_shape: tuple, itemsize: int) 
 
 
 def _take_leading(operand: jax.Array, index: jax.Array, mode: IndexMode) -> jax.Array:
-    """``operand[index]`` along axis 0 (1-D ``index``), zero for out-of-range `FILL` reads."""
+    """``operand[index]`` along axis 0 (1-D ``index``), zero for out-of-range `FILL` reads.
+
+    A 1-D operand is read in windows of one element (``(N, 1)``, then reshaped): the
+    transposed scatter-add then takes ``(N, 1)`` updates, which XLA CPU does not copy
+    (docs/design/scatter-cpu.md).
+    """
+    inner = mode if mode is IndexMode.FILL else IndexMode.PROMISE_IN_BOUNDS  # other modes: clamped already
+    if operand.ndim == 1:
+        dnums = lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(), start_index_map=(0,))
+        return gather_in_mode(operand, index[:, None], dnums, (1,), inner).reshape(index.shape)
     dnums = lax.GatherDimensionNumbers(
         offset_dims=tuple(range(1, operand.ndim)), collapsed_slice_dims=(0,), start_index_map=(0,)
     )
-    inner = mode if mode is IndexMode.FILL else IndexMode.PROMISE_IN_BOUNDS  # other modes: clamped already
     return gather_in_mode(operand, index[:, None], dnums, (1, *operand.shape[1:]), inner)
 
 

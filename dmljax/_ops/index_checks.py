@@ -5,7 +5,9 @@ Where the values of an indices argument are known, `prepare_indices` decides wha
 * **Host values** (NumPy arrays, Python ints and lists) are checked with NumPy on their
   full-width values, and, when ``jax_enable_x64`` is off, 64-bit values outside the 32-bit
   range are mapped on the host to uint32 positions that mean the same (`narrow_on_host`)
-  before JAX would truncate them.
+  before JAX would truncate them. On an operand that spans processes every process of it
+  takes part (`check_host_agreed`: one all-gather of each one's verdict and CRC-32), so all
+  raise the same error and none waits for the others in the operator's collectives.
 * **Concrete JAX arrays** (sharded ones too, across processes) are never copied to the host:
   `call_checked` dispatches a small jitted program of its own (`dispatch_range`,
   `index_range`) that reduces the indices to their min and max, two replicated scalars that
@@ -24,6 +26,7 @@ alternatives: docs/design/index-checks.md.
 from __future__ import annotations
 
 import functools
+import zlib
 from collections.abc import Callable
 from typing import Any
 
@@ -36,12 +39,15 @@ from jax.sharding import SingleDeviceSharding
 
 from dmljax._core.config import config
 from dmljax._core.dtypes import x64_enabled
+from dmljax._core.errors import fail
 from dmljax._core.limits import UINT32_MAX
 from dmljax._ops.indices import IndexMode, IndexPolicy
+from dmljax._ops.processes import exchange, spans_processes
 
 __all__ = [
     "call_checked",
     "check_host",
+    "check_host_agreed",
     "checkify_in_bounds",
     "dispatch_range",
     "index_range",
@@ -52,17 +58,22 @@ __all__ = [
 
 
 def prepare_indices(
-    op: str, indices: jax.Array | np.ndarray, axis_size: int, axis: int, policy: IndexPolicy
+    op: str, indices: jax.Array | np.ndarray, data: jax.Array, axis: int, policy: IndexPolicy
 ) -> tuple[jax.Array, bool]:
-    """Indices ready for an operator's array function, and whether a device range check is due.
+    """Indices into axis ``axis`` of ``data``, ready for an operator's array function, and
+    whether a device range check is due.
 
-    Host values are checked now (``policy.eager_check``) and narrowed exactly; concrete JAX
-    arrays that need a check return ``True``: the caller runs its array function through
-    `call_checked`.
+    Host values are checked now (``policy.eager_check``; with every process of ``data`` when
+    it spans processes, `check_host_agreed`) and narrowed exactly; concrete JAX arrays that
+    need a check return ``True``: the caller runs its array function through `call_checked`.
     """
+    axis_size = data.shape[axis]
     if isinstance(indices, np.ndarray):
         if policy.eager_check:
-            check_host(op, indices, axis_size, axis)
+            if spans_processes(data):
+                check_host_agreed(op, indices, axis_size, axis, data.sharding.device_set)
+            else:
+                check_host(op, indices, axis_size, axis)
         if indices.dtype.itemsize == 8 and not x64_enabled():
             indices = narrow_on_host(indices, axis_size, policy.mode)
         return jnp.asarray(indices), False
@@ -103,6 +114,48 @@ def check_host(op: str, values: np.ndarray, axis_size: int, axis: int) -> None:
     position = tuple(int(p) for p in np.argwhere(bad)[0])
     where = f"indices[{', '.join(str(p) for p in position)}]"
     raise IndexError(_message(op, values[position], axis, axis_size, where, values.dtype.kind == "i"))
+
+
+# Bytes of an IndexError message in `check_host_agreed`'s exchange (longer ones are cut).
+_MESSAGE_BYTES = 500
+
+
+def check_host_agreed(op: str, values: np.ndarray, axis_size: int, axis: int, devices: frozenset) -> None:
+    """`check_host`, decided together by every process holding one of ``devices``.
+
+    Each process checks its own values, then one all-gather (`exchange`) gives every process
+    each one's error message and a CRC-32 of its indices. If any process found a bad index,
+    all raise the `IndexError` of the first such process (the very message of one process
+    when the indices agree); if all are in range but the indices differ, all raise
+    `ValidationError`: a call on an array that spans processes needs the same host values in
+    every process (JAX's rule for host arguments of such calls). Every process of ``devices``
+    must make the call; with one process it is `check_host` plus the exchange.
+
+    Examples:
+      >>> check_host_agreed("gather", np.array([0, 3]), 3, 0, {jax.devices()[0]})
+      Traceback (most recent call last):
+      ...
+      IndexError: gather: index 3 is out of bounds for axis 0 with size 3 (indices[1]; valid range [-3, 2]).
+    """
+    try:
+        check_host(op, values, axis_size, axis)
+        message = b""
+    except IndexError as error:
+        message = str(error).encode()[:_MESSAGE_BYTES]
+    digest = zlib.crc32(np.ascontiguousarray(values), zlib.crc32(f"{values.dtype}{values.shape}".encode()))
+    row = np.zeros(4 + _MESSAGE_BYTES, np.uint8)
+    row[:4] = np.frombuffer(digest.to_bytes(4, "little"), np.uint8)
+    row[4 : 4 + len(message)] = np.frombuffer(message, np.uint8)
+    rows = exchange(row, devices)
+    same = len({bytes(r[:4]) for r in rows}) == 1
+    for process, r in enumerate(rows):
+        if r[4:].any():
+            text = bytes(r[4:]).rstrip(b"\0").decode(errors="replace")
+            where = "" if same else f" in process {process} (the host indices differ across processes)"
+            raise IndexError(f"{text.removesuffix('.')}{where}.")
+    if not same:
+        rule = "be the same host values in every process of a call on an array that spans processes"
+        raise fail(op, "indices", rule, f"{len(rows)} processes, CRC-32s differ", f"axis {axis}")
 
 
 def narrow_on_host(values: np.ndarray, axis_size: int, mode: IndexMode) -> np.ndarray:

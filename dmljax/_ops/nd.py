@@ -5,14 +5,16 @@ the first ``k`` dimensions (after ``batch_dims``) of the data. The public functi
 validate the static facts, check concrete indices column by column (column ``j`` along
 data axis ``batch_dims + j``), then call one jitted array function on the columns, each
 normalised by `dmljax._ops.indices.normalize` for its own axis: gather_nd is one
-`lax.gather` with batching dimensions; scatter_nd writes at flat positions of the input
-(`dmljax._ops.reductions.flat_targets`), with one overwrite scatter (``reduction="none"``)
-or the ordered combine of `dmljax._ops.reductions`.
+`lax.gather` with batching dimensions; scatter_nd with ``reduction="none"`` overwrites whole
+slices, one scatter of rows at each tuple's flat row position
+(`dmljax._ops.reductions.flat_targets`), and with a reduction combines at flat element
+positions in the ordered combine of `dmljax._ops.reductions`.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 import jax
@@ -104,7 +106,7 @@ def gather_nd(
     indices = as_indices(op, indices)
     b = _check_batch_dims(op, batch_dims, data.shape, indices.shape)
     _check_tuple(op, data.shape, indices.shape, b, "data")
-    columns, checked = _columns(op, indices, data.shape, b, policy)
+    columns, checked = _columns(op, indices, data, b, policy)
     out = _gather_nd_impl(data, columns, batch_dims=b, mode=policy.mode, checked=checked)
     if not traced(out, data, indices):
         return out
@@ -190,7 +192,7 @@ def scatter_nd(
             op, "updates.shape", f"equal indices.shape[:-1] + input.shape[k:] {expected}", updates.shape, context
         )
     flat_dtype(op, input.shape)
-    columns, checked = _columns(op, indices, input.shape, 0, policy)
+    columns, checked = _columns(op, indices, input, 0, policy)
     out = _scatter_nd_impl(input, columns, updates, reduction=reduction, mode=policy.mode, checked=checked)
     if not traced(out, input, indices, updates):
         return out
@@ -242,7 +244,7 @@ def _check_tuple(op: str, shape: tuple[int, ...], index_shape: tuple[int, ...], 
 
 
 def _columns(
-    op: str, indices: jax.Array | np.ndarray, shape: tuple[int, ...], b: int, policy: IndexPolicy
+    op: str, indices: jax.Array | np.ndarray, data: jax.Array, b: int, policy: IndexPolicy
 ) -> tuple[tuple[jax.Array, ...], bool]:
     """The index columns, each checked against its own axis (eagerly when concrete) and ready."""
     traced = isinstance(indices, jax.core.Tracer)
@@ -254,10 +256,10 @@ def _columns(
         else:
             with jax.ensure_compile_time_eval():  # concrete indices stay concrete under a trace
                 column = indices[..., j]
-        column, due = prepare_indices(op, column, shape[axis], axis, policy)
+        column, due = prepare_indices(op, column, data, axis, policy)
         if due:
             with jax.ensure_compile_time_eval():
-                raise_out_of_range(op, column, index_range(column), shape[axis], axis)
+                raise_out_of_range(op, column, index_range(column), data.shape[axis], axis)
         columns.append(column)
     return tuple(columns), policy.checkify and traced
 
@@ -311,17 +313,24 @@ def _scatter_nd_impl(
     mode: IndexMode,
     checked: bool,
 ) -> jax.Array:
-    """ScatterND on validated arguments, at flat positions of the input."""
+    """ScatterND on validated arguments: whole slices (``"none"``), or at flat positions of the input."""
     k = len(columns)
     positions = _positions("scatter_nd", columns, input.shape, 0, mode, checked)
+    if reduction == "none":
+        return _write_slices(input, positions, updates, mode)
     full = updates.shape  # indices.shape[:-1] + input.shape[k:]
     lead = len(full) - (input.ndim - k)
     coords = [lax.broadcast_in_dim(p, full, tuple(range(lead))) for p in positions]
     coords += [lax.broadcasted_iota(np.uint32, full, lead + d) for d in range(input.ndim - k)]
     targets = flat_targets(coords, input.shape, mode, flat_dtype("scatter_nd", input.shape)).reshape(-1)
-    flat, values = input.reshape(-1), updates.reshape(-1)
-    if reduction == "none":
-        out = flat.at[targets].set(values, mode="drop", unique_indices=True)
-    else:
-        out = combine(flat, targets, values, reduction)
+    return combine(input.reshape(-1), targets, updates.reshape(-1), reduction).reshape(input.shape)
+
+
+def _write_slices(input: jax.Array, positions: list[jax.Array], updates: jax.Array, mode: IndexMode) -> jax.Array:
+    """Overwrite whole slices: one scatter of rows into ``input`` viewed as ``(prod(shape[:k]), prod(shape[k:]))``,
+    at each tuple's flat row position (out of range under `FILL`: the whole slice is dropped)."""
+    lead, window = input.shape[: len(positions)], math.prod(input.shape[len(positions) :])
+    rows = flat_targets(positions, lead, mode, flat_dtype("scatter_nd", lead)).reshape(-1)
+    table = input.reshape(math.prod(lead), window)
+    out = table.at[rows].set(updates.reshape(rows.shape[0], window), mode="drop", unique_indices=True)
     return out.reshape(input.shape)

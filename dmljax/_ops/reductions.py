@@ -19,7 +19,10 @@ each a scatter-min, two gathers and a scatter of the M updates: O(R M), growing 
 with the largest duplicate count (M updates of one element: O(M^2)). Integer
 ``"add"``/``"mul"`` (wrapping arithmetic is associative and commutative) and every
 ``"max"``/``"min"`` are exact in any order: they are one XLA scatter (``x.at[t].add(u)``...).
-Figures and the alternatives measured: docs/design/ordered-reductions.md.
+So is a float ``"add"`` (and a real ``"mul"``) in a one-device program compiled for XLA CPU,
+whose scatter runs one loop over the updates in their order (config ``cpu_ordered_scatter``;
+a partitioned program combines partial results, so several devices keep the rounds).
+Figures, the evidence and the alternatives measured: docs/design/ordered-reductions.md.
 
 Gradients: ``"add"`` passes the cotangent to the input and to every update;
 ``"mul"`` gives ``d x = g * prod(u)`` and ``d u_i = g * x * prod(u_j, j != i)`` (no
@@ -38,12 +41,14 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from dmljax._core.config import config
 from dmljax._core.dtypes import x64_enabled
 from dmljax._core.errors import fail
 from dmljax._core.limits import UINT32_MAX
+from dmljax._core.platform import cpu_or_plain, one_device_shape
 from dmljax._ops.indices import IndexMode
 
-__all__ = ["REDUCTIONS", "check_reduction", "combine", "flat_dtype", "flat_targets"]
+__all__ = ["REDUCTIONS", "check_reduction", "combine", "cpu_scatter_in_order", "flat_dtype", "flat_targets"]
 
 # ONNX's reduction attribute (ScatterND 16/18, ScatterElements 16/18).
 REDUCTIONS = ("none", "add", "mul", "max", "min")
@@ -95,8 +100,29 @@ def _unordered(flat: jax.Array, targets: jax.Array, updates: jax.Array, reductio
     return getattr(at, reduction)(updates, mode="drop")
 
 
+def cpu_scatter_in_order(flat: jax.Array, reduction: str) -> bool:
+    """Whether XLA CPU may combine with one scatter: the switch is on, one device, and the
+    scatter's combiner is the loop's (a complex product's is not: its roundings differ).
+
+    Examples:
+      >>> cpu_scatter_in_order(jnp.zeros(3), "mul"), cpu_scatter_in_order(jnp.zeros(3, jnp.complex64), "mul")
+      (True, False)
+    """
+    real = np.dtype(flat.dtype).kind == "f"
+    return config.cpu_ordered_scatter and one_device_shape(flat.shape) and (real or reduction == "add")
+
+
 @functools.partial(jax.custom_jvp, nondiff_argnums=(3,))
 def _ordered(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str) -> jax.Array:
+    """The loop's result: one XLA scatter on XLA CPU where `cpu_scatter_in_order`, else `_rounds`."""
+    rounds = functools.partial(_rounds, reduction=reduction)
+    if not cpu_scatter_in_order(flat, reduction):
+        return rounds(flat, targets, updates)
+    scatter = functools.partial(_unordered, reduction=reduction)
+    return cpu_or_plain(scatter, rounds, flat, targets, updates)
+
+
+def _rounds(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str) -> jax.Array:
     """The ordered fold of the module doc: rounds in which each target takes its first pending update."""
     m, n = targets.shape[0], flat.shape[0]
     if m == 0:

@@ -129,7 +129,7 @@ def scatter(
         raise fail(op, "updates.shape", f"equal indices.shape {indices.shape}", updates.shape)
     size = input.shape[axis]
     given = indices  # host indices stay host values for the marker's mode
-    indices, due = prepare_indices(op, indices, size, axis, policy)
+    indices, due = prepare_indices(op, indices, input, axis, policy)
     checked = policy.checkify and isinstance(indices, jax.core.Tracer)
     args = (input, indices, updates)
     impl = _scatter_impl
@@ -208,11 +208,15 @@ def _scatter_lax(input: jax.Array, index: jax.Array, updates: jax.Array, *, axis
 
 
 def _scatter_flat(input: jax.Array, index: jax.Array, updates: jax.Array, *, axis: int, mode: IndexMode) -> jax.Array:
-    """The same scatter on the flattened input at flat positions (XLA CPU on one device: faster)."""
+    """The same scatter on the flattened input at flat positions (XLA CPU on one device: faster).
+
+    Each update is a window of one element (``(N, 1)`` updates): XLA CPU gives a scatter of
+    ``(N,)`` updates that window itself, in a layout that costs a copy of the updates.
+    """
     lin = flat_positions(index, input.shape, axis, mode)
-    dnums = lax.ScatterDimensionNumbers((), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+    dnums = lax.ScatterDimensionNumbers((1,), inserted_window_dims=(), scatter_dims_to_operand_dims=(0,))
     flat = lax.scatter(
-        input.reshape(-1), lin.reshape(-1, 1), updates.reshape(-1), dnums, unique_indices=True, mode=lax_mode(mode)
+        input.reshape(-1), lin.reshape(-1, 1), updates.reshape(-1, 1), dnums, unique_indices=True, mode=lax_mode(mode)
     )
     return flat.reshape(input.shape)
 

@@ -151,7 +151,11 @@ def check_state(op: str, state: Any) -> jax.Array:
 
 
 def check_output_shape(op: str, shape: Any) -> tuple[int, ...]:
-    """Validate an output shape: 1 to 8 positive dimensions, at most 2^32 - 1 elements."""
+    """Validate an output shape: 1 to 8 positive dimensions, at most 2^32 - 1 elements.
+
+    A `jax.export` symbolic size is kept (it is at least 1); the element limit is then
+    checked only where the product is a known int.
+    """
     if isinstance(shape, int | np.integer) and not isinstance(shape, bool):
         shape = (shape,)
     try:
@@ -159,16 +163,20 @@ def check_output_shape(op: str, shape: Any) -> tuple[int, ...]:
     except TypeError:
         raise fail(op, "shape", "be a tuple of ints", shape) from None
     check_static(op, shape, dims)
-    if not all(isinstance(d, int | np.integer) and not isinstance(d, bool) for d in dims):
+    if not all(jax.export.is_symbolic_dim(d) or _is_int(d) for d in dims):
         raise fail(op, "shape", "be a tuple of ints", shape)
-    dims = tuple(int(d) for d in dims)
+    dims = tuple(d if jax.export.is_symbolic_dim(d) else int(d) for d in dims)
     if not 1 <= len(dims) <= MAX_DIMENSIONS:
         raise fail(op, "shape", f"have 1 to {MAX_DIMENSIONS} dimensions", dims)
-    if any(d < 1 for d in dims):
+    if any(isinstance(d, int) and d < 1 for d in dims):
         raise fail(op, "shape", "have positive sizes", dims)
-    if math.prod(dims) > MAX_TENSOR_ELEMENTS:
+    if isinstance(math.prod(dims), int) and math.prod(dims) > MAX_TENSOR_ELEMENTS:
         raise fail(op, "shape", "have at most 2**32 - 1 elements", dims, f"{math.prod(dims)} elements")
     return dims
+
+
+def _is_int(d: Any) -> bool:
+    return isinstance(d, int | np.integer) and not isinstance(d, bool)
 
 
 def split_state(state: jax.Array) -> tuple[tuple[jax.Array, ...], tuple[jax.Array, ...]]:
@@ -234,7 +242,8 @@ def random_generator(
 
     Args:
       state: uint32[6], or ``(1, ..., 1, 6)`` up to 8 dimensions (DirectML's ``{1,1,1,6}``).
-      shape: the output shape, 1 to 8 positive dimensions, at most 2^32 - 1 elements.
+      shape: the output shape, 1 to 8 positive dimensions, at most 2^32 - 1 elements
+        (`jax.export` symbolic sizes allowed; their product is not checked).
       out_sharding: optional `jax.sharding.NamedSharding` of ``bits``, as `jax.random`'s
         samplers take: each device then generates its own tile inside `jax.shard_map`
         with per-axis counters (no collectives; a state replicated on the mesh). Axes the
@@ -267,7 +276,11 @@ def _random_generator_fn(
     state: jax.Array, shape: tuple[int, ...], out_sharding: NamedSharding | None = None
 ) -> tuple[jax.Array, jax.Array]:
     bits = shard_local.generate(state, shape, out_sharding=out_sharding)
-    return bits, advance_state(state, philox.num_blocks(math.prod(shape)))
+    size = math.prod(shape)
+    if isinstance(size, int):
+        return bits, advance_state(state, philox.num_blocks(size))
+    # A `jax.export` symbolic size: the block count ceil(size / 4) is a traced value.
+    return bits, advance_state(state, jnp.asarray((size + 3) // 4, jnp.uint32))
 
 
 # The plain twin, and the one compiled with 512-bit vectors for eager calls on AVX-512 CPUs (`_vector_width`).

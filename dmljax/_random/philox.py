@@ -171,7 +171,7 @@ def philox4x32_10(counter: jax.typing.ArrayLike, key: jax.typing.ArrayLike) -> j
         if value.ndim < 1 or value.shape[-1] != words:
             raise fail("philox4x32_10", f"{name}.shape", f"end in {words}", value.shape)
     try:
-        np.broadcast_shapes(counter.shape[:-1], key.shape[:-1])
+        jnp.broadcast_shapes(counter.shape[:-1], key.shape[:-1])  # symbolic sizes too (jax.export)
     except ValueError:
         rule = f"have batch dimensions that broadcast with counter's {counter.shape[:-1]}"
         raise fail("philox4x32_10", "key.shape", rule, key.shape, f"counter shape {counter.shape}") from None

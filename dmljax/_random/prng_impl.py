@@ -1,13 +1,15 @@
 """`prng_impl`: a `jax.random` PRNG implementation whose key data is the uint32[6] Philox state.
 
-Every ``jax.random`` function (``uniform``, ``normal``, ``permutation``,
-``categorical``...) and everything built on them (Flax ``nnx.Rngs``/``nnx.Dropout``,
-Equinox ``eqx.nn.Dropout``) then draws from DirectML's Philox stream:
+Every ``jax.random`` function but ``poisson`` (``uniform``, ``normal``, ``permutation``,
+``categorical``...; JAX keeps ``poisson`` to threefry) and everything built on them (Flax
+``nnx.Rngs``/``nnx.Dropout``, Equinox ``eqx.nn.Dropout``) then draws from DirectML's
+Philox stream. Importing dmljax registers the implementation with JAX under `NAME`
+(`register`; docs/design/prng-registration.md), so names resolve too:
 
 =========================================  ============================================
 ``jax.random``                             dmljax
 =========================================  ============================================
-``key(seed, impl=prng_impl)``              key data ``make_state(seed)``
+``key(seed, impl=prng_impl)``              key data ``make_state(seed)``; ``impl=NAME`` too
 ``wrap_key_data(state, impl=prng_impl)``   the key whose data is ``state``
 ``bits(key, shape, uint32)``               ``random_generator(state, shape)[0]``
 ``bits(key, shape, uint8 / uint16)``       the low 8 / 16 bits of those words (one word each)
@@ -59,7 +61,9 @@ def _seed(seed: jax.Array) -> jax.Array:
 
 
 def _split(state: jax.Array, shape: tuple[int, ...]) -> jax.Array:
-    shape = tuple(int(d) for d in shape)
+    shape = _dims(shape)
+    if not isinstance(math.prod(shape), int):  # a `jax.export` symbolic count: checked by nobody (guide)
+        return _split_jit.__wrapped__(state, shape)
     if math.prod(shape) > MAX_SPLIT_KEYS:
         rule = "ask for at most 2**32 keys (a child's index is one 32-bit word)"
         raise fail("jax.random.split with dmljax.prng_impl", "shape", rule, shape, f"{math.prod(shape)} keys")
@@ -68,7 +72,7 @@ def _split(state: jax.Array, shape: tuple[int, ...]) -> jax.Array:
 
 @functools.partial(jax.jit, static_argnums=1)
 def _split_jit(state: jax.Array, shape: tuple[int, ...]) -> jax.Array:
-    children = derive(state, lax.iota(jnp.uint32, math.prod(shape)), SPLIT_TAG)
+    children = derive(state, lax.broadcasted_iota(jnp.uint32, (math.prod(shape),), 0), SPLIT_TAG)
     return children.reshape(*shape, STATE_WORDS)
 
 
@@ -77,8 +81,13 @@ def _fold_in(state: jax.Array, data: jax.Array) -> jax.Array:
     return derive(state, jnp.asarray(data).astype(jnp.uint32), FOLD_IN_TAG)
 
 
+def _dims(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """``shape`` with ints as Python ints; `jax.export` symbolic sizes kept as they are."""
+    return tuple(d if jax.export.is_symbolic_dim(d) else int(d) for d in shape)
+
+
 def _random_bits(state: jax.Array, bit_width: int, shape: tuple[int, ...]) -> jax.Array:
-    shape = tuple(int(d) for d in shape)
+    shape = _dims(shape)
     return vector_width.call(_random_bits_plain, _random_bits_wide, state, bit_width, shape)
 
 
@@ -101,13 +110,19 @@ def _words(state: jax.Array, shape: tuple[int, ...], chunk: int = CHUNK_WORDS) -
     since word ``n`` is word ``n % 4`` of block ``counter + n // 4`` (128-bit counter).
     """
     n = math.prod(shape)
+    if not isinstance(n, int):  # a `jax.export` symbolic size: one call, unchecked (guide)
+        return random_generator(state, shape)[0] if len(shape) <= MAX_DIMENSIONS else _flat_words(state, shape)
     if n == 0:
         return jnp.zeros(shape, jnp.uint32)
     if n > min(chunk, MAX_TENSOR_ELEMENTS):
         return _chunked_words(state, n, chunk).reshape(shape)
     if 1 <= len(shape) <= MAX_DIMENSIONS:
         return random_generator(state, shape)[0]
-    return random_generator(state, (n,))[0].reshape(shape)
+    return _flat_words(state, shape)
+
+
+def _flat_words(state: jax.Array, shape: tuple[int, ...]) -> jax.Array:
+    return random_generator(state, (math.prod(shape),))[0].reshape(shape)
 
 
 def _chunked_words(state: jax.Array, n: int, chunk: int) -> jax.Array:
@@ -121,6 +136,10 @@ def _chunked_words(state: jax.Array, n: int, chunk: int) -> jax.Array:
     return jnp.concatenate(parts) if len(parts) > 1 else parts[0]
 
 
+# The name JAX knows the implementation by (`register`): checkpoints store it (orbax writes
+# ``str(jax.random.key_impl(key))``), so it must never change.
+NAME = "dmljax_philox4x32_10"
+
 # The PRNG implementation; pass it as ``impl=`` to ``jax.random.key`` or ``wrap_key_data``.
 # JAX accepts only its own PRNGSpec type here (``type(spec) is PRNGSpec``), so the
 # documentation is this attribute docstring (the API reference shows it), not a class's.
@@ -130,7 +149,7 @@ prng_impl = jax.extend.random.define_prng_impl(
     split=_split,
     random_bits=_random_bits,
     fold_in=_fold_in,
-    name="dmljax_philox4x32_10",
+    name=NAME,
     tag="dml",
 )
 """A `jax.random` PRNG implementation on DirectML's Philox 4x32-10 stream; key data is the state.
@@ -152,6 +171,12 @@ the uint32[6] state of `make_state` (128-bit counter, 64-bit key), so every
   product of a shape) raises `dmljax.ValidationError` (a child's index is one 32-bit word).
 - Outputs of any size: past DirectML's 2^32 - 1 words per tensor, the words go on along
   the same stream (word ``n`` of block ``counter + n // 4``, 128-bit counter).
+- Registered with JAX under the name ``"dmljax_philox4x32_10"`` when dmljax is imported:
+  ``jax.random.key(seed, impl="dmljax_philox4x32_10")``, the ``jax_default_prng_impl``
+  option, and checkpoints that store the name (Orbax) resolve it.
+- ``jax.export`` with symbolic shapes works (sizes unchecked: at most 2^32 - 1 words and
+  2^32 keys at call time); serialise functions that take key data, not keys.
+- ``jax.random.poisson`` raises ``NotImplementedError``: JAX allows only threefry2x32 keys.
 
 A key does not advance: drawing twice from it gives the same bits; split or fold in.
 ``jax.random.uniform``, ``normal`` and kin are JAX's conversions of these bits, not
@@ -164,4 +189,40 @@ Examples:
   True
   >>> jax.random.key_data(jax.random.key(7, impl=dmljax.prng_impl)).tolist()
   [0, 0, 0, 0, 7, 0]
+  >>> jax.random.key_impl(key)
+  'dmljax_philox4x32_10'
 """
+
+
+def register(spec: object = prng_impl) -> bool:
+    """Make JAX resolve `NAME` to ``spec``, and accept it as ``jax_default_prng_impl``; whether it could.
+
+    JAX has no public registry for implementations of other libraries, so this takes the
+    least private route (docs/design/prng-registration.md): the ``prngs`` table its own
+    implementations register in (then ``key(0, impl=NAME)``, ``wrap_key_data`` and
+    checkpoints that stored the name resolve it), and the config parser, widened by this
+    one name. Additive only: every name JAX accepted before still means what it meant.
+    Returns False, changing nothing, where this JAX has moved either.
+    """
+    try:
+        from jax._src import config as jax_config
+        from jax._src.random import prng as jax_prng
+
+        impl = spec._impl  # type: ignore[attr-defined]
+        holder = jax_config.default_prng_impl
+        jax_parser = holder._parser
+    except (ImportError, AttributeError):
+        return False
+    if jax_prng.prngs.setdefault(impl.name, impl) is not impl:
+        return False
+    if getattr(jax_parser, "accepts", None) != impl.name:
+
+        def parser(value: object) -> object:
+            return value if value == impl.name else jax_parser(value)
+
+        parser.accepts = impl.name  # type: ignore[attr-defined]
+        holder._parser = parser
+    return True
+
+
+register()

@@ -1,7 +1,8 @@
 """Checks that `python -m dmljax` runs first: each operator on small fixed inputs against NumPy.
 
 The references here are NumPy's own functions (``np.lib.stride_tricks.as_strided``,
-``np.take``, ``np.take_along_axis``, ``np.put_along_axis``, basic slicing), independent
+``np.take``, ``np.take_along_axis``, ``np.put_along_axis``, advanced indexing, the
+sequential ``np.add.at``, basic slicing), independent
 of dmljax's code; the test suite goes further with loop-based oracles.
 """
 
@@ -103,6 +104,43 @@ def check_scatter() -> str:
     return "axes 0-2: equals np.put_along_axis; DML_SCATTER example"
 
 
+def check_gather_nd() -> str:
+    """GatherND with 1- to 3-tuples, negative indices included, equals ``data[tuple(indices.T)]``; batch_dims=1."""
+    rng = np.random.default_rng(6)
+    data = rng.standard_normal((4, 5, 6)).astype(np.float32)
+    for k in (1, 2, 3):
+        indices = np.stack([rng.integers(-s, s, (3, 2)) for s in data.shape[:k]], axis=-1)
+        expected = data[tuple(np.moveaxis(indices, -1, 0))]
+        if not np.array_equal(np.asarray(dmljax.gather_nd(data, indices)), expected):
+            raise AssertionError(f"gather_nd with {k}-tuples differs from NumPy indexing")
+    rows = rng.integers(0, 5, (4, 3, 1))
+    expected = np.stack([data[b][rows[b, :, 0]] for b in range(4)])
+    if not np.array_equal(np.asarray(dmljax.gather_nd(data, rows, batch_dims=1)), expected):
+        raise AssertionError("gather_nd batch_dims=1 differs from NumPy indexing per batch")
+    return "1- to 3-tuples, negative: equals NumPy indexing; batch_dims=1"
+
+
+def check_scatter_nd() -> str:
+    """ScatterND with unique tuples equals NumPy's assignment; ``reduction="add"`` equals ``np.add.at`` bit for bit."""
+    rng = np.random.default_rng(7)
+    data = rng.standard_normal((6, 5, 4)).astype(np.float32)
+    flat = rng.permutation(30)[:12]
+    indices = np.stack(np.unravel_index(flat, (6, 5)), axis=-1) - np.array([6, 0])  # first index negative
+    updates = rng.standard_normal((12, 4)).astype(np.float32)
+    expected = data.copy()
+    expected[tuple(indices.T)] = updates
+    if not np.array_equal(np.asarray(dmljax.scatter_nd(data, indices, updates)), expected):
+        raise AssertionError("scatter_nd differs from NumPy's assignment")
+    duplicates = rng.integers(0, 3, (200, 2))  # 200 updates of 6 rows' elements: order-sensitive float sums
+    values = (rng.standard_normal((200, 4)) * 10.0 ** rng.integers(-4, 8, (200, 1))).astype(np.float32)
+    expected = data.copy()
+    np.add.at(expected, tuple(duplicates.T), values)  # unbuffered: one update after the other, in order
+    got = np.asarray(dmljax.scatter_nd(data, duplicates, values, reduction="add"))
+    if not np.array_equal(got, expected):
+        raise AssertionError("scatter_nd reduction='add' differs from np.add.at (the sequential loop)")
+    return "unique tuples equal NumPy; add with duplicates equals np.add.at bit for bit"
+
+
 def check_slice1() -> str:
     """DML_SLICE1_OPERATOR_DESC's two examples, and random windows with negative strides against slicing."""
     x = np.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4)
@@ -192,6 +230,8 @@ CHECKS: list[tuple[str, Callable[[], str]]] = [
     ("gather", check_gather),
     ("gather_elements", check_gather_elements),
     ("scatter", check_scatter),
+    ("gather_nd", check_gather_nd),
+    ("scatter_nd", check_scatter_nd),
     ("slice1", check_slice1),
     ("random_generator", check_random_generator),
     ("distributions", check_distributions),

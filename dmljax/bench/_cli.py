@@ -1,6 +1,7 @@
 """``python -m dmljax``: checks every operator against NumPy, then times it beside its baselines.
 
-Run as ``python -m dmljax [--quick] [--sizes 4K,1M,16M] [--only GROUPS] [--json PATH] [--plot PATH]``.
+Run as ``python -m dmljax [--quick] [--sizes 4K,1M,16M] [--only GROUPS] [--index-dtypes int32,int64]
+[--json PATH] [--plot PATH]``.
 Options are checked before any work (``--json`` and ``--plot`` paths must be writable);
 Ctrl-C stops the run with one line and exit status 130.
 """
@@ -36,6 +37,9 @@ GROUPS = {
     "gather": "dmljax.bench.ops",
     "scatter": "dmljax.bench.ops",
     "slice1": "dmljax.bench.ops",
+    "gather_nd": "dmljax.bench.nd",
+    "scatter_nd": "dmljax.bench.nd",
+    "scatter_reduction": "dmljax.bench.nd",
     "random": "dmljax.bench.random",
     "prng": "dmljax.bench.prng",
     "keys": "dmljax.bench.keys",
@@ -45,6 +49,10 @@ GROUPS = {
 }
 DEFAULT_SIZES = "4K,1M,16M,256M"
 QUICK_SIZES = "4K,256K"
+# Index types of the gather, gather_elements and scatter cases (uint64 on request: as int64 on the device).
+DEFAULT_INDEX_DTYPES = "int32,int64,uint32"
+QUICK_INDEX_DTYPES = "int32,uint32"
+INDEX_DTYPES = ("int32", "int64", "uint32", "uint64")
 # Steady-state allocator settings for timings: glibc otherwise mmaps and page-faults
 # every fresh output over 32 MiB (+90 ms at 256 MiB).
 MALLOC_ENV = {
@@ -116,6 +124,26 @@ def _parse_sizes(text: str) -> list[int]:
     return [parse_size(part) for part in text.split(",")]
 
 
+def _parse_index_dtypes(text: str) -> list[str]:
+    """``--index-dtypes``: index types among `INDEX_DTYPES`, in the order given.
+
+    Examples:
+      >>> _parse_index_dtypes("int64, uint32")
+      ['int64', 'uint32']
+      >>> _parse_index_dtypes("int16")  # doctest: +ELLIPSIS
+      Traceback (most recent call last):
+      ...
+      argparse.ArgumentTypeError: --index-dtypes must name index types among int32, ...; got --index-dtypes='int16'.
+    """
+    dtypes = list(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
+    if not dtypes or any(d not in INDEX_DTYPES for d in dtypes):
+        allowed = ", ".join(INDEX_DTYPES)
+        raise argparse.ArgumentTypeError(
+            f"--index-dtypes must name index types among {allowed}; got --index-dtypes={text!r}."
+        )
+    return dtypes
+
+
 def _parse_groups(text: str) -> list[str]:
     groups = [part.strip() for part in text.split(",") if part.strip()]
     unknown = [g for g in groups if g not in GROUPS]
@@ -134,6 +162,11 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--sizes", type=_parse_sizes, help=sizes_help)
     only_help = f"comma-separated operator groups to time (default all): {', '.join(GROUPS)}"
     parser.add_argument("--only", type=_parse_groups, metavar="GROUPS", help=only_help)
+    dtypes_help = (
+        "comma-separated index types of the gather, gather_elements and scatter cases among "
+        f"{', '.join(INDEX_DTYPES)} (default {DEFAULT_INDEX_DTYPES}; quick {QUICK_INDEX_DTYPES})"
+    )
+    parser.add_argument("--index-dtypes", type=_parse_index_dtypes, metavar="TYPES", help=dtypes_help)
     parser.add_argument("--json", metavar="PATH", help=f"write the results here (JSON, schema {SCHEMA_VERSION})")
     plot_help = "write a PNG of dmljax/baseline time ratios, one panel per group (needs matplotlib)"
     parser.add_argument("--plot", metavar="PATH", help=plot_help)
@@ -229,14 +262,16 @@ def _run_checks() -> list[dict]:
     return results
 
 
-def _case_batches(size: int, only: list[str]) -> Iterator[list[Case]]:
+def _case_batches(size: int, only: list[str], index_dtypes: list[str]) -> Iterator[list[Case]]:
     """The cases of the groups in ``only`` at one size, one module's at a time.
 
     Only one module's inputs are alive at once (at 256 MiB all modules' together exceed 24 GiB).
+    The array operators' module builds its cases for each of ``index_dtypes``.
     """
     for module_name in dict.fromkeys(GROUPS[g] for g in only):
         module = importlib.import_module(module_name)
-        yield [case for case in module.cases([size]) if case.group in only]
+        typed = {"index_dtypes": index_dtypes} if module_name == "dmljax.bench.ops" else {}
+        yield [case for case in module.cases([size], **typed) if case.group in only]
 
 
 def _progress(label: str) -> None:
@@ -263,11 +298,12 @@ def _bench(args: argparse.Namespace) -> list[SizedResult]:
     sizes = args.sizes or _parse_sizes(QUICK_SIZES if args.quick else DEFAULT_SIZES)
     only = args.only or list(GROUPS)
     rounds = args.rounds or (3 if args.quick else 9)
+    index_dtypes = args.index_dtypes or _parse_index_dtypes(QUICK_INDEX_DTYPES if args.quick else DEFAULT_INDEX_DTYPES)
     asked = ", ".join(fmt_bytes(s) for s in sizes)
     print(f"\nTiming {', '.join(only)}\nat tensor sizes {asked} (each case's own, rounded to its shapes, below) ...")
     results = []
     for k, size in enumerate(sizes, 1):
-        for cases in _case_batches(size, only):
+        for cases in _case_batches(size, only, index_dtypes):
             while cases:  # each case's inputs are freed once it has run
                 case = cases.pop(0)
                 if args.no_peers:

@@ -1,7 +1,11 @@
 """Benchmark cases for scatter, gather, gather_elements and slice1 (see `_harness`).
 
 Every case is jitted float32 data of ``size`` bytes, shaped ``(size / 4096, 1024)``, with
-int32 indices that include negative values (so both the wrapping and the clamp are paid).
+indices of each type asked for (``index_dtypes``; the CLI's ``--index-dtypes``): signed ones
+include negative values (so both the wrapping and the clamp are paid), unsigned ones the
+same positions wrapped. Cases of another type than int32 say so in their names
+(``... int64 indices``) and run with ``jax_enable_x64`` where the type is 64-bit; torch
+contends in the int32 cases only (it converts every index to int64 itself).
 Contenders, the first under test: ``dmljax``; ``jnp`` (the reference for ratios), the
 idiomatic hand-written formulation of the same semantics (``take_along_axis``, and ``take``
 after wrapping negative indices, with ``mode="clip"``; ``put_along_axis`` with
@@ -15,6 +19,7 @@ formulation found: `dmljax._ops.gather_blocked` written with ``jnp``); ``torch``
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -27,23 +32,28 @@ import dmljax
 from dmljax.bench import _torch
 from dmljax.bench._harness import Case, sized
 
-__all__ = ["DEFAULT_SIZES", "cases"]
+__all__ = ["DEFAULT_SIZES", "INDEX_DTYPES", "cases"]
 
 DEFAULT_SIZES = (1 << 20, 16 << 20, 256 << 20)
+INDEX_DTYPES = ("int32", "int64", "uint32", "uint64")
 _COLUMNS = 1024
 
 
-def cases(sizes_bytes: Sequence[int] = DEFAULT_SIZES) -> list[Case]:
-    """One forward and one backward case per operator (gathers along both axes) per size."""
+def cases(sizes_bytes: Sequence[int] = DEFAULT_SIZES, index_dtypes: Sequence[str] = ("int32",)) -> list[Case]:
+    """One forward and one backward case per operator (gathers along both axes) per size and index type."""
     out: list[Case] = []
     for size in sizes_bytes:
-        rng = np.random.default_rng(size)
-        x = rng.standard_normal((max(1, size // 4 // _COLUMNS), _COLUMNS), dtype=np.float32)
+        x = np.random.default_rng(size).standard_normal((max(1, size // 4 // _COLUMNS), _COLUMNS), dtype=np.float32)
         built: list[Case] = []
-        for axis in (0, 1):
-            built += _gather_elements_cases(rng, x, axis)
-            built += _gather_cases(rng, x, axis)
-        built += _scatter_cases(rng, x)
+        for dtype in index_dtypes:
+            rng = np.random.default_rng(size)  # the same positions for every index type
+            typed: list[Case] = []
+            with jax.enable_x64(np.dtype(dtype).itemsize == 8):  # 64-bit indices stay 64-bit on the device
+                for axis in (0, 1):
+                    typed += _gather_elements_cases(rng, x, axis, dtype)
+                    typed += _gather_cases(rng, x, axis, dtype)
+                typed += _scatter_cases(rng, x, dtype)
+            built += typed if dtype == "int32" else [_typed(case, dtype) for case in typed]
         built += _slice1_cases(x)
         out += sized(built, x.nbytes)  # whole rows of _COLUMNS: the size asked for, rounded
     return out
@@ -51,6 +61,26 @@ def cases(sizes_bytes: Sequence[int] = DEFAULT_SIZES) -> list[Case]:
 
 def _signed(rng: np.random.Generator, low_high: int, shape: tuple[int, ...]) -> np.ndarray:
     return rng.integers(-low_high, low_high, shape, dtype=np.int32)
+
+
+def _as_index(i: np.ndarray, size: int, dtype: str) -> np.ndarray:
+    """``i`` (int32, negative values counting from the end of an axis of ``size``) as ``dtype``, wrapped if unsigned."""
+    return (np.where(i < 0, i + size, i) if np.dtype(dtype).kind == "u" else i).astype(dtype)
+
+
+def _typed(case: Case, dtype: str) -> Case:
+    """``case`` of ``dtype`` indices: named so, without torch, its calls under ``jax_enable_x64`` when 64-bit."""
+    wide = np.dtype(dtype).itemsize == 8
+
+    def x64(fn: Callable[[], Any]) -> Callable[[], Any]:
+        def call() -> Any:
+            with jax.enable_x64(True):
+                return fn()
+
+        return call
+
+    contenders = {k: x64(f) if wide else f for k, f in case.contenders.items() if k != _torch.NAME}
+    return dataclasses.replace(case, name=f"{case.name} {dtype} indices", contenders=contenders)
 
 
 def _fwd_bwd(
@@ -66,7 +96,7 @@ def _fwd_bwd(
     """A forward case (all contenders) and a backward case (JAX contenders) of one op."""
     dev = tuple(jnp.asarray(a) for a in args)
     fwd = {k: jax.jit(f) for k, f in ops.items()}
-    ct = jnp.ones(jax.eval_shape(ops["dmljax"], *dev).shape, jnp.float32)
+    ct = jnp.ones(jax.eval_shape(ops["dmljax"], *dev).shape, jnp.float32)  # x64 or not: float32
 
     def backward(f: Callable) -> Callable:
         return jax.jit(jax.grad(lambda *a: jnp.sum(f(*a) * ct), argnums=diff))
@@ -82,8 +112,8 @@ def _fwd_bwd(
     ]
 
 
-def _gather_elements_cases(rng: np.random.Generator, x: np.ndarray, axis: int) -> list[Case]:
-    i = _signed(rng, x.shape[axis], x.shape)
+def _gather_elements_cases(rng: np.random.Generator, x: np.ndarray, axis: int, dtype: str) -> list[Case]:
+    i = _as_index(_signed(rng, x.shape[axis], x.shape), x.shape[axis], dtype)
     ops = {
         "dmljax": lambda x, i: dmljax.gather_elements(x, i, axis),
         "jnp": lambda x, i: jnp.take_along_axis(x, i, axis, mode="clip"),
@@ -94,7 +124,7 @@ def _gather_elements_cases(rng: np.random.Generator, x: np.ndarray, axis: int) -
         reference = "blocked" if x.nbytes >= dmljax.config.blocked_gather_elements_min_bytes else "jnp"
     name = f"gather_elements axis={axis} {x.shape}"
     numpy_fn = lambda x, i: np.take_along_axis(x, i, axis)  # noqa: E731
-    cases = _fwd_bwd("gather_elements", name, 3 * x.nbytes, (x, i), ops, numpy_fn, (0,), reference)
+    cases = _fwd_bwd("gather_elements", name, 2 * x.nbytes + i.nbytes, (x, i), ops, numpy_fn, (0,), reference)
     return _torch.with_torch(cases, _torch.gather_elements(x, i, axis))
 
 
@@ -120,8 +150,8 @@ def _blocked_take_rows(x: jax.Array, i: jax.Array) -> jax.Array:
     return out.reshape(cols // 32, rows, 32).transpose(1, 0, 2).reshape(rows, cols)
 
 
-def _gather_cases(rng: np.random.Generator, x: np.ndarray, axis: int) -> list[Case]:
-    i = _signed(rng, x.shape[axis], (x.shape[axis],))
+def _gather_cases(rng: np.random.Generator, x: np.ndarray, axis: int, dtype: str) -> list[Case]:
+    i = _as_index(_signed(rng, x.shape[axis], (x.shape[axis],)), x.shape[axis], dtype)
     ops = {
         "dmljax": lambda x, i: dmljax.gather(x, i, axis),
         # jnp.take's "clip" does not wrap negative indices: wrap them first (same semantics).
@@ -140,8 +170,9 @@ def _scatter_rows(rng: np.random.Generator, shape: tuple[int, int]) -> tuple[np.
     return i, rng.standard_normal(i.shape, dtype=np.float32)
 
 
-def _scatter_cases(rng: np.random.Generator, x: np.ndarray) -> list[Case]:
+def _scatter_cases(rng: np.random.Generator, x: np.ndarray, dtype: str) -> list[Case]:
     i, u = _scatter_rows(rng, x.shape)
+    i = _as_index(i, x.shape[1], dtype)
     ops = {
         "dmljax": lambda x, i, u: dmljax.scatter(x, i, u, 1),
         "jnp": lambda x, i, u: jnp.put_along_axis(x, i, u, 1, inplace=False, mode="drop"),

@@ -1,0 +1,171 @@
+"""Benchmark cases for gather_nd, scatter_nd and the ordered scatter reductions (see `_harness`).
+
+Every case is jitted float32 data of ``size`` bytes, shaped ``(size / 4096, 1024)``, with
+int32 index tuples that include negative values. Contenders, the first under test:
+``dmljax``; ``jnp`` (the reference for ratios), the hand-written formulation of the same
+semantics: ``x[tuple(idx.T)]`` for GatherND, ``x.at[tuple(idx.T)].set(u)`` / ``.add(u)`` for
+ScatterND and ``x.at[rows, i].add(u)`` for ScatterElements (NumPy's rules for negative
+indices; XLA's scatter-add combines duplicates in no promised order); ``numpy`` for forward
+passes (``np.add.at``: sequential, in order); ``torch`` (CPU, when installed) forward and
+backward: advanced indexing, ``index_put(accumulate=...)`` and ``scatter_add``.
+
+Duplicates: ``"few"`` draws the targets uniformly from every element (a handful of updates
+per element at most); ``"many"`` draws them from 1/32 of the elements (about 32 updates per
+target, more for the busiest). dmljax's ordered reduction costs one round per update of the
+busiest target (`dmljax._ops.reductions`), so "many" is where exactness costs most. Updates
+are small integers stored as float32, so every order of summation gives the same sums and
+the contenders' results can be compared bit for bit; the time does not depend on the values.
+Backward cases time ``grad(sum(op(x, u) * cotangent))`` for the data and the updates.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import dmljax
+from dmljax.bench import _torch
+from dmljax.bench._harness import Case, sized
+
+__all__ = ["DEFAULT_SIZES", "cases"]
+
+DEFAULT_SIZES = (1 << 20, 16 << 20, 256 << 20)
+_COLUMNS = 1024
+# "many" duplicates: the targets are drawn from one element in this many.
+_MANY = 32
+
+
+def cases(sizes_bytes: Sequence[int] = DEFAULT_SIZES) -> list[Case]:
+    """GatherND (rows, elements), ScatterND (rows; add with few and many duplicates), scatter add, per size."""
+    out: list[Case] = []
+    for size in sizes_bytes:
+        rng = np.random.default_rng(size)
+        x = rng.standard_normal((max(1, size // 4 // _COLUMNS), _COLUMNS), dtype=np.float32)
+        built = _gather_nd_cases(rng, x) + _scatter_nd_cases(rng, x)
+        for duplicates in ("few", "many"):
+            built += _scatter_nd_add_cases(rng, x, duplicates)
+            built += _scatter_add_cases(rng, x, duplicates)
+        out += sized(built, x.nbytes)  # whole rows of _COLUMNS: the size asked for, rounded
+    return out
+
+
+def _tuples(rng: np.random.Generator, shape: tuple[int, ...], n: int, targets: int | None = None) -> np.ndarray:
+    """``n`` index tuples into ``shape`` (int32, about half negative), drawn from ``targets`` elements (all if None)."""
+    total = int(np.prod(shape))
+    pool = rng.permutation(total)[: targets or total]
+    flat = pool[rng.integers(0, len(pool), n)]
+    index = np.stack(np.unravel_index(flat, shape), axis=-1)
+    return (index - np.array(shape) * (rng.random(index.shape) < 0.5)).astype(np.int32)
+
+
+def _integers(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    return rng.integers(-8, 8, shape).astype(np.float32)
+
+
+def _fwd_bwd(
+    group: str, name: str, nbytes: int, args: tuple, ops: dict[str, Callable], numpy_fn: Callable, diff: tuple
+) -> list[Case]:
+    """A forward case (all contenders) and a backward case (the JAX contenders) of one op; ratios against jnp."""
+    dev = tuple(jnp.asarray(a) for a in args)
+    ct = jnp.ones(jax.eval_shape(ops["dmljax"], *dev).shape, jnp.float32)
+
+    def backward(f: Callable) -> Callable:
+        return jax.jit(jax.grad(lambda *a: jnp.sum(f(*a) * ct), argnums=diff))
+
+    forward: dict[str, Callable[[], Any]] = {k: functools.partial(jax.jit(f), *dev) for k, f in ops.items()}
+    forward["numpy"] = lambda: numpy_fn(*args)
+    return [
+        Case(group, f"{name} fwd", nbytes, forward, reference="jnp"),
+        Case(
+            group, f"{name} bwd", 2 * nbytes, {k: functools.partial(backward(f), *dev) for k, f in ops.items()}, "jnp"
+        ),
+    ]
+
+
+def _gather_nd_cases(rng: np.random.Generator, x: np.ndarray) -> list[Case]:
+    """Rows (1-tuples: each a 4 KiB slice) and elements (2-tuples), as many values out as in."""
+    built: list[Case] = []
+    for k, n in ((1, x.shape[0]), (2, x.size)):
+        i = _tuples(rng, x.shape[:k], n)
+        ops = {"dmljax": dmljax.gather_nd, "jnp": lambda x, i: x[tuple(i.T)]}
+        name = f"gather_nd k={k} {x.shape}"
+        numpy_fn = lambda x, i: x[tuple(i.T)]  # noqa: E731
+        cases = _fwd_bwd("gather_nd", name, 2 * x.nbytes + i.nbytes, (x, i), ops, numpy_fn, (0,))
+        built += _torch.with_torch(cases, _torch_nd(lambda t, x, i: x[tuple(i.T)], x, i, diff=(0,)))
+    return built
+
+
+def _scatter_nd_cases(rng: np.random.Generator, x: np.ndarray) -> list[Case]:
+    """Half of the rows overwritten, each once (duplicates are invalid without a reduction)."""
+    rows = x.shape[0]
+    i = (rng.permutation(rows)[: max(1, rows // 2)] - rows * rng.integers(0, 2, max(1, rows // 2))).astype(np.int32)
+    i = i.reshape(-1, 1)
+    u = rng.standard_normal((len(i), x.shape[1]), dtype=np.float32)
+    ops = {"dmljax": dmljax.scatter_nd, "jnp": lambda x, i, u: x.at[tuple(i.T)].set(u)}
+
+    def numpy_fn(x: np.ndarray, i: np.ndarray, u: np.ndarray) -> np.ndarray:
+        out = x.copy()
+        out[tuple(i.T)] = u
+        return out
+
+    name = f"scatter_nd rows {x.shape}"
+    cases = _fwd_bwd("scatter_nd", name, 2 * x.nbytes + i.nbytes + u.nbytes, (x, i, u), ops, numpy_fn, (0, 2))
+    return _torch.with_torch(cases, _torch_nd(lambda t, x, i, u: x.index_put(tuple(i.T), u), x, i, u))
+
+
+def _scatter_nd_add_cases(rng: np.random.Generator, x: np.ndarray, duplicates: str) -> list[Case]:
+    """``reduction="add"`` of 2-tuples (single elements): as many updates as half the elements."""
+    n = max(1, x.size // 2)
+    i = _tuples(rng, x.shape, n, None if duplicates == "few" else max(1, x.size // _MANY))
+    u = _integers(rng, (n,))
+    ops = {
+        "dmljax": lambda x, i, u: dmljax.scatter_nd(x, i, u, reduction="add"),
+        "jnp": lambda x, i, u: x.at[tuple(i.T)].add(u),
+    }
+
+    def numpy_fn(x: np.ndarray, i: np.ndarray, u: np.ndarray) -> np.ndarray:
+        out = x.copy()
+        np.add.at(out, tuple(i.T), u)
+        return out
+
+    name = f"scatter_nd add {duplicates} duplicates {x.shape}"
+    cases = _fwd_bwd("scatter_nd", name, 2 * x.nbytes + i.nbytes + u.nbytes, (x, i, u), ops, numpy_fn, (0, 2))
+    op = lambda t, x, i, u: x.index_put(tuple(i.T), u, accumulate=True)  # noqa: E731
+    return _torch.with_torch(cases, _torch_nd(op, x, i, u))
+
+
+def _scatter_add_cases(rng: np.random.Generator, x: np.ndarray, duplicates: str) -> list[Case]:
+    """ScatterElements along axis 1 with ``reduction="add"``: 512 updates per row."""
+    cols = x.shape[1]
+    i = rng.integers(0, cols if duplicates == "few" else cols // _MANY, (x.shape[0], cols // 2))
+    i = (i - cols * rng.integers(0, 2, i.shape)).astype(np.int32)
+    u = _integers(rng, i.shape)
+    rows = np.arange(x.shape[0])[:, None]
+    ops = {
+        "dmljax": lambda x, i, u: dmljax.scatter(x, i, u, 1, reduction="add"),
+        "jnp": lambda x, i, u: x.at[jnp.arange(x.shape[0])[:, None], i].add(u),
+    }
+
+    def numpy_fn(x: np.ndarray, i: np.ndarray, u: np.ndarray) -> np.ndarray:
+        out = x.copy()
+        np.add.at(out, (rows, i), u)
+        return out
+
+    name = f"scatter add {duplicates} duplicates axis=1 {x.shape}"
+    cases = _fwd_bwd("scatter_reduction", name, 2 * x.nbytes + i.nbytes + u.nbytes, (x, i, u), ops, numpy_fn, (0, 2))
+    op = lambda t, x, i, u: x.scatter_add(1, t.where(i < 0, i + cols, i), u)  # noqa: E731
+    return _torch.with_torch(cases, _torch_nd(op, x, i, u))
+
+
+def _torch_nd(op: Callable[..., Any], x: np.ndarray, i: np.ndarray, u: np.ndarray | None = None, diff=(0, 2)):
+    """torch forward and backward of ``op(torch, x, i[, u])``; int64 indices, converted outside the timed call."""
+    torch = _torch._torch()
+    if torch is None:
+        return None
+    arrays = (x, i.astype(np.int64)) if u is None else (x, i.astype(np.int64), u)
+    return _torch._fwd_bwd(functools.partial(op, torch), *arrays, diff=diff)
