@@ -29,6 +29,7 @@ from dmljax._buffers.tensor_desc import TensorDesc
 from dmljax._buffers.transpose import transpose
 from dmljax._core.dtypes import x64_enabled
 from dmljax._core.errors import fail
+from dmljax._core.markers import mark
 
 __all__ = ["read_operand", "read_tensor", "write_tensor"]
 
@@ -50,6 +51,9 @@ def check_buffer(op: str, param: str, buffer: jax.typing.ArrayLike, desc: Tensor
         rule = f"be {desc.dtype.name} like the descriptor{_x64_hint(desc)}"
         raise fail(op, f"{param}.dtype", rule, str(buffer.dtype))
     needed = desc.min_buffer_elements
+    if jax.export.is_symbolic_dim(buffer.shape[0]):
+        rule = "be a fixed length (the descriptor fixes the offsets; a symbolic length cannot be checked)"
+        raise fail(op, f"{param} length", rule, str(buffer.shape[0]))
     if buffer.shape[0] < needed:
         context = f"sizes {desc.sizes}, strides {desc.strides}"
         raise fail(op, f"{param} length", f"be at least {needed} elements", buffer.shape[0], context)
@@ -85,7 +89,7 @@ def read_tensor(buffer: jax.typing.ArrayLike, desc: TensorDesc) -> jax.Array:
              [0, 1, 2]], dtype=int32)
     """
     buffer = check_buffer("read_tensor", "buffer", buffer, desc)
-    return _read_impl(buffer, desc, True)
+    return mark(_read_impl(buffer, desc, True), buffer, op="read_tensor", desc=desc)
 
 
 def read_operand(buffer: jax.Array, desc: TensorDesc) -> jax.Array:
@@ -96,7 +100,7 @@ def read_operand(buffer: jax.Array, desc: TensorDesc) -> jax.Array:
     materialising it: GatherElements over 8 channels of a 256 MiB NHWC buffer took 166 ms
     with the two-pass tiles against 82 ms fused (`python -m dmljax --only compile_operator`).
     """
-    return _read_impl(buffer, desc, False)
+    return mark(_read_impl(buffer, desc, False), buffer, op="read_tensor", desc=desc)
 
 
 def write_tensor(buffer: jax.typing.ArrayLike, desc: TensorDesc, value: jax.typing.ArrayLike) -> jax.Array:
@@ -137,7 +141,7 @@ def write_tensor(buffer: jax.typing.ArrayLike, desc: TensorDesc, value: jax.typi
         raise fail(op, "value.shape", f"equal desc.sizes {desc.sizes}", value.shape)
     if value.dtype != desc.dtype.dtype:
         raise fail(op, "value.dtype", f"be {desc.dtype.name}{_x64_hint(desc)}", str(value.dtype))
-    return _write_impl(buffer, value, desc)
+    return mark(_write_impl(buffer, value, desc), buffer, value, op="write_tensor", desc=desc)
 
 
 def _prefix(buffer: jax.Array, length: int) -> jax.Array:

@@ -25,6 +25,7 @@ from jax import lax
 
 from dmljax._core.config import config
 from dmljax._core.errors import fail
+from dmljax._core.markers import mark
 from dmljax._core.platform import cpu_or_plain, one_device_shape, opaque_predicate
 from dmljax._ops.formulation import use_flat
 from dmljax._ops.gather_blocked import blocked, use_blocked
@@ -36,7 +37,7 @@ from dmljax._ops.gather_grad import (
     use_gpu_flat,
     use_rows,
 )
-from dmljax._ops.index_checks import call_checked, checkify_in_bounds, prepare_indices
+from dmljax._ops.index_checks import call_checked, checkify_in_bounds, marked_mode, prepare_indices, traced
 from dmljax._ops.indices import (
     IndexMode,
     as_data,
@@ -100,9 +101,14 @@ def gather(
     policy = resolve_mode("gather", mode, IndexMode.CLIP)
     indices = as_indices("gather", indices)
     check_axis_size("gather", "data", data.shape, axis)
+    size = data.shape[axis]
+    given = indices  # host indices stay host values for the marker's mode
     indices, due = prepare_indices("gather", indices, data, axis, policy)
     checked = policy.checkify and isinstance(indices, jax.core.Tracer)
-    return call_checked("gather", _gather_impl, (data, indices), due, axis=axis, mode=policy.mode, checked=checked)
+    out = call_checked("gather", _gather_impl, (data, indices), due, axis=axis, mode=policy.mode, checked=checked)
+    if not traced(out, data, indices):
+        return out
+    return mark(out, data, indices, op="gather", axis=axis, mode=marked_mode(policy, given, size))
 
 
 def gather_elements(
@@ -148,10 +154,15 @@ def gather_elements(
     indices = as_indices(op, indices)
     check_elements_shape(op, data.shape, indices.shape, axis, "data")
     check_axis_size(op, "data", data.shape, axis)
+    size = data.shape[axis]
+    given = indices  # host indices stay host values for the marker's mode
     indices, due = prepare_indices(op, indices, data, axis, policy)
     checked = policy.checkify and isinstance(indices, jax.core.Tracer)
     impl = _gather_elements_impl
-    return call_checked(op, impl, (data, indices), due, axis=axis, mode=policy.mode, checked=checked)
+    out = call_checked(op, impl, (data, indices), due, axis=axis, mode=policy.mode, checked=checked)
+    if not traced(out, data, indices):
+        return out
+    return mark(out, data, indices, op=op, axis=axis, mode=marked_mode(policy, given, size))
 
 
 @functools.partial(jax.jit, static_argnames=("axis", "mode", "checked"))

@@ -316,3 +316,27 @@ def call_checked(op: str, impl: Callable[..., jax.Array], args: tuple, due: bool
     out = impl(*args, **static)
     raise_out_of_range(op, indices, found, axis_size, axis)
     return out
+
+
+def marked_mode(policy: IndexPolicy, indices: Any, axis_size: int) -> str:
+    """The index mode an operator's marker records (`dmljax._core.markers`): what the trace computes.
+
+    ``"checked"`` when a run-time check was asked for; ``"promise_in_bounds"`` when the
+    indices are constants that were checked, or that all lie in ``[-s, s)``; else the
+    mode the array function applies (``"clip"``, ``"fill"``, ``"promise_in_bounds"``).
+    """
+    if policy.checkify:
+        return "checked"
+    if not isinstance(indices, jax.core.Tracer):
+        if policy.eager_check:
+            return "promise_in_bounds"
+        values = np.asarray(indices)
+        low = -axis_size if values.dtype.kind == "i" else 0
+        if bool(((values >= low) & (values < axis_size)).all()):
+            return "promise_in_bounds"
+    return policy.mode.value
+
+
+def traced(*values: Any) -> bool:
+    """Whether any of ``values`` is a `jax.core.Tracer` (markers are bound only then)."""
+    return any(isinstance(v, jax.core.Tracer) for v in values)

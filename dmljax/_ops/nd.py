@@ -23,7 +23,15 @@ import numpy as np
 from jax import lax
 
 from dmljax._core.errors import fail
-from dmljax._ops.index_checks import checkify_in_bounds, index_range, prepare_indices, raise_out_of_range
+from dmljax._core.markers import mark
+from dmljax._ops.index_checks import (
+    checkify_in_bounds,
+    index_range,
+    marked_mode,
+    prepare_indices,
+    raise_out_of_range,
+    traced,
+)
 from dmljax._ops.indices import (
     IndexMode,
     IndexPolicy,
@@ -99,7 +107,11 @@ def gather_nd(
     b = _check_batch_dims(op, batch_dims, data.shape, indices.shape)
     _check_tuple(op, data.shape, indices.shape, b, "data")
     columns, checked = _columns(op, indices, data, b, policy)
-    return _gather_nd_impl(data, columns, batch_dims=b, mode=policy.mode, checked=checked)
+    out = _gather_nd_impl(data, columns, batch_dims=b, mode=policy.mode, checked=checked)
+    if not traced(out, data, indices):
+        return out
+    mode = _marked_mode(policy, indices, data.shape[b:])
+    return mark(out, data, _tuples(indices, columns), op=op, batch_dims=b, mode=mode)
 
 
 def scatter_nd(
@@ -181,7 +193,25 @@ def scatter_nd(
         )
     flat_dtype(op, input.shape)
     columns, checked = _columns(op, indices, input, 0, policy)
-    return _scatter_nd_impl(input, columns, updates, reduction=reduction, mode=policy.mode, checked=checked)
+    out = _scatter_nd_impl(input, columns, updates, reduction=reduction, mode=policy.mode, checked=checked)
+    if not traced(out, input, indices, updates):
+        return out
+    mode = _marked_mode(policy, indices, input.shape)
+    return mark(out, input, _tuples(indices, columns), updates, op=op, mode=mode, reduction=reduction)
+
+
+def _marked_mode(policy: IndexPolicy, indices: Any, sizes: tuple[int, ...]) -> str:
+    """The index mode of the marker (`dmljax._core.markers`), each column against its own axis."""
+    if isinstance(indices, jax.core.Tracer) or policy.checkify:
+        return "checked" if policy.checkify else policy.mode.value
+    values = np.asarray(indices)
+    modes = {marked_mode(policy, values[..., j], sizes[j]) for j in range(values.shape[-1])}
+    return "promise_in_bounds" if modes == {"promise_in_bounds"} else policy.mode.value
+
+
+def _tuples(indices: Any, columns: tuple[jax.Array, ...]) -> Any:
+    """The marker's index operand: traced indices as given, host ones as the narrowed columns."""
+    return indices if isinstance(indices, jax.core.Tracer) else jnp.stack(columns, axis=-1)
 
 
 def _check_batch_dims(op: str, batch_dims: Any, shape: tuple[int, ...], index_shape: tuple[int, ...]) -> int:

@@ -17,9 +17,10 @@ import numpy as np
 from jax import lax
 
 from dmljax._core.errors import fail
+from dmljax._core.markers import mark
 from dmljax._core.platform import cpu_or_plain
 from dmljax._ops.formulation import flat_positions, use_flat
-from dmljax._ops.index_checks import call_checked, checkify_in_bounds, prepare_indices
+from dmljax._ops.index_checks import call_checked, checkify_in_bounds, marked_mode, prepare_indices, traced
 from dmljax._ops.indices import (
     IndexMode,
     as_data,
@@ -126,14 +127,20 @@ def scatter(
     check_axis_size(op, "input", input.shape, axis)
     if updates.shape != indices.shape:
         raise fail(op, "updates.shape", f"equal indices.shape {indices.shape}", updates.shape)
+    size = input.shape[axis]
+    given = indices  # host indices stay host values for the marker's mode
     indices, due = prepare_indices(op, indices, input, axis, policy)
     checked = policy.checkify and isinstance(indices, jax.core.Tracer)
     args = (input, indices, updates)
+    impl = _scatter_impl
     if reduction != "none":
         flat_dtype(op, input.shape)
         impl = functools.partial(_scatter_reduce_impl, reduction=reduction)
-        return call_checked(op, impl, args, due, axis=axis, mode=policy.mode, checked=checked)
-    return call_checked(op, _scatter_impl, args, due, axis=axis, mode=policy.mode, checked=checked)
+    out = call_checked(op, impl, args, due, axis=axis, mode=policy.mode, checked=checked)
+    if not traced(out, *args):
+        return out
+    mode = marked_mode(policy, given, size)
+    return mark(out, *args, op=op, axis=axis, mode=mode, reduction=reduction)
 
 
 scatter_elements = scatter

@@ -16,6 +16,7 @@ from jax import lax
 
 from dmljax._core.errors import fail
 from dmljax._core.limits import INT32_MAX, UINT32_MAX
+from dmljax._core.markers import mark
 from dmljax._ops.indices import as_data, check_rank
 
 __all__ = ["slice1", "check_window_rules"]
@@ -66,7 +67,8 @@ def slice1(
     input = as_data("slice1", "input", input)
     check_rank("slice1", "input", input.shape)
     offsets, sizes, strides, output_sizes = _check_window(input.shape, offsets, sizes, strides, output_sizes)
-    return _slice1_impl(input, offsets=offsets, sizes=sizes, strides=strides, output_sizes=output_sizes)
+    window = dict(offsets=offsets, sizes=sizes, strides=strides, output_sizes=tuple(output_sizes))
+    return mark(_slice1_impl(input, **window), input, op="slice1", **window)
 
 
 STATIC_HINT = "mark it static: jax.jit(..., static_argnums=...), or pass Python ints"

@@ -44,6 +44,7 @@ import numpy as np
 from jax import lax
 from jax.sharding import NamedSharding
 
+from dmljax._core.markers import mark
 from dmljax._random import philox, shard_local, vector_width
 from dmljax._random.box_muller import box_muller, float32_angle
 from dmljax._random.checks import (
@@ -188,7 +189,8 @@ def uniform(
     for name, value in (("minval", minval), ("maxval", maxval)):
         check_broadcast("uniform", name, value, shape)
     out_sharding = shard_local.check_out_sharding("uniform", out_sharding, shape)
-    return vector_width.call(_uniform, _uniform_wide, state, shape, dtype, minval, maxval, out_sharding)
+    values, new_state = vector_width.call(_uniform, _uniform_wide, state, shape, dtype, minval, maxval, out_sharding)
+    return mark(values, state, op="uniform"), new_state
 
 
 def _uniform_fn(state, shape, dtype, minval, maxval, out_sharding=None):
@@ -242,7 +244,8 @@ def normal(
     for name, value in (("mean", mean), ("stddev", stddev)):
         check_broadcast("normal", name, value, shape)
     out_sharding = shard_local.check_out_sharding("normal", out_sharding, shape)
-    return vector_width.call(_normal, _normal_wide, state, shape, dtype, mean, stddev, out_sharding)
+    values, new_state = vector_width.call(_normal, _normal_wide, state, shape, dtype, mean, stddev, out_sharding)
+    return mark(values, state, op="normal"), new_state
 
 
 def _normal_fn(state, shape, dtype, mean, stddev, out_sharding=None):
@@ -294,7 +297,8 @@ def bernoulli(
     out_sharding = shard_local.check_out_sharding("bernoulli", out_sharding, shape)
     f32 = jnp.dtype(jnp.float32)
     u, next_state = vector_width.call(_uniform, _uniform_wide, state, shape, f32, 0.0, 1.0, out_sharding)
-    return u < jnp.broadcast_to(jnp.asarray(p, jnp.float32), shape), next_state
+    values = u < jnp.broadcast_to(jnp.asarray(p, jnp.float32), shape)
+    return mark(values, state, op="bernoulli"), next_state
 
 
 def randint(
@@ -348,7 +352,8 @@ def randint(
     # Python ints are in range now: give them the dtype (jit would read 2**63 as an overflowing int64).
     minval, maxval = (np.asarray(v, dtype) if isinstance(v, int) else v for v in (minval, maxval))
     out_sharding = shard_local.check_out_sharding("randint", out_sharding, shape)
-    return vector_width.call(_randint, _randint_wide, state, shape, minval, maxval, dtype, out_sharding)
+    values, new_state = vector_width.call(_randint, _randint_wide, state, shape, minval, maxval, dtype, out_sharding)
+    return mark(values, state, op="randint"), new_state
 
 
 def _clamp_to(value: jax.Array, dtype: np.dtype) -> jax.Array:

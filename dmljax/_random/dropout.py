@@ -14,6 +14,7 @@ import numpy as np
 from jax.sharding import NamedSharding
 
 from dmljax._core.errors import fail
+from dmljax._core.markers import mark
 from dmljax._random import shard_local, vector_width
 from dmljax._random.checks import FLOATS, check_broadcast, check_dtype, check_stream_shape, concrete_value
 from dmljax._random.distributions import _uniform
@@ -78,8 +79,11 @@ def dropout(
     if known is not None and not isinstance(rate, jax.Array):  # TensorFlow's Python-rate path
         wide = np.asarray(known, np.float64)
         threshold, scale = wide.astype(dtype), (1 / (1 - wide)).astype(dtype)
-        return vector_width.call(_dropout_scaled, _dropout_scaled_wide, state, x, threshold, scale, out_sharding)
-    return vector_width.call(_dropout, _dropout_wide, state, x, rate, out_sharding)
+        args = (_dropout_scaled, _dropout_scaled_wide, state, x, threshold, scale, out_sharding)
+    else:
+        args = (_dropout, _dropout_wide, state, x, rate, out_sharding)
+    values, new_state = vector_width.call(*args)
+    return mark(values, state, op="dropout"), new_state
 
 
 def _dropout_scaled_fn(state, x, threshold, scale, out_sharding=None):

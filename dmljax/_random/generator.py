@@ -21,6 +21,7 @@ from jax.sharding import NamedSharding
 
 from dmljax._core.errors import fail
 from dmljax._core.limits import MAX_DIMENSIONS, MAX_TENSOR_ELEMENTS
+from dmljax._core.markers import mark
 from dmljax._random import philox, shard_local, vector_width
 from dmljax._random.checks import check_static
 
@@ -267,7 +268,8 @@ def random_generator(
     state = check_state("random_generator", state)
     shape = check_output_shape("random_generator", shape)
     out_sharding = shard_local.check_out_sharding("random_generator", out_sharding, shape)
-    return vector_width.call(_random_generator, _random_generator_wide, state, shape, out_sharding)
+    values, new_state = vector_width.call(_random_generator, _random_generator_wide, state, shape, out_sharding)
+    return mark(values, state, op="random_generator"), new_state
 
 
 def _random_generator_fn(

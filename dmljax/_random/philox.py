@@ -41,6 +41,7 @@ from jaxlib.mlir.dialects import stablehlo
 
 from dmljax._core.config import config
 from dmljax._core.errors import fail
+from dmljax._core.markers import mark
 from dmljax._core.platform import one_device_shape
 
 __all__ = ["philox4x32_10", "add_128", "block_planes", "interleave", "mulhi", "num_blocks", "rows", "stream", "tile"]
@@ -176,7 +177,7 @@ def philox4x32_10(counter: jax.typing.ArrayLike, key: jax.typing.ArrayLike) -> j
     except ValueError:
         rule = f"have batch dimensions that broadcast with counter's {counter.shape[:-1]}"
         raise fail("philox4x32_10", "key.shape", rule, key.shape, f"counter shape {counter.shape}") from None
-    return _philox4x32_10(counter, key)
+    return mark(_philox4x32_10(counter, key), counter, key, op="philox4x32_10")
 
 
 @jax.jit

@@ -45,6 +45,7 @@ GROUPS = {
     "keys": "dmljax.bench.keys",
     "compile_operator": "dmljax.bench.descriptors",
     "eager": "dmljax.bench.eager",
+    "onnx_export": "dmljax.bench.onnx_export",
 }
 DEFAULT_SIZES = "4K,1M,16M,256M"
 QUICK_SIZES = "4K,256K"

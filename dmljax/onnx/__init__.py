@@ -3,8 +3,8 @@
 ``dmljax.onnx.export(fn, *example_args)`` returns an `onnx.ModelProto` in which dmljax's
 operators are ONNX's own nodes (Gather, GatherElements, ScatterElements, Slice, and
 Reshape/Transpose/Slice/Pad for strided buffers), ready for ONNX Runtime and its DirectML
-execution provider. Importing this package also registers dmljax's jax2onnx plugins, so
-``jax2onnx.to_onnx`` handles dmljax's operators the same way.
+execution provider. The export patches nothing: it reads the markers dmljax's operators
+leave in every trace (``docs/design/onnx-export.md``).
 """
 
 from dmljax.onnx._export import DEFAULT_OPSET as DEFAULT_OPSET

@@ -13,11 +13,12 @@ import numpy as np
 import onnx_ir as ir
 from jax2onnx.plugins._ir_shapes import _ensure_value_metadata, _stamp_type_and_shape
 
-__all__ = ["Emitter", "INT64_MIN"]
+__all__ = ["INT64_MAX", "INT64_MIN", "Emitter"]
 
 # The "to the beginning" end of an ONNX Slice with a negative step (onnx.ai, Slice-13:
 # ends are clamped to [-1, dims - 1] for negative steps, so any value below -dims works).
 INT64_MIN = np.iinfo(np.int64).min
+INT64_MAX = np.iinfo(np.int64).max  # "to the end" with a positive step
 
 
 class Emitter:

@@ -1,20 +1,30 @@
-"""`export`: a JAX function that uses dmljax -> an ONNX model with ONNX's own nodes."""
+"""`export`: a JAX function that uses dmljax -> an ONNX model with ONNX's own nodes.
+
+No global state is touched: ``fn`` is traced with plain `jax.make_jaxpr` under the
+caller's own ``jax_enable_x64`` setting, the jaxpr is rewritten (`dmljax.onnx._rewrite`:
+dmljax's markers become export-only primitives) and lowered with jax2onnx's lowering
+pieces and only the plugins its primitives need (`dmljax.onnx._registry`). Design note:
+``docs/design/onnx-export.md``.
+"""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+import functools
+from collections.abc import Callable
 from typing import Any
 
 import jax
 import numpy as np
 import onnx
-from jax2onnx import to_onnx
+import onnx_ir as ir
+from jax2onnx.converter import conversion_api as j2o
+from jax2onnx.converter.ir_postprocess import postprocess_ir_model
 
 from dmljax._core.dtypes import x64_enabled
 from dmljax._core.errors import fail
-from dmljax.onnx._calls import EXPORT_CALLS
-from dmljax.onnx._plugins import patch_targets
+from dmljax.onnx import _plugins  # noqa: F401  (registers dmljax's lowerings)
+from dmljax.onnx._registry import ensure_plugins
+from dmljax.onnx._rewrite import check_exportable, primitive_names, rewrite
 
 __all__ = ["DEFAULT_OPSET", "MIN_OPSET", "export"]
 
@@ -27,66 +37,155 @@ MIN_OPSET = 13
 Gather, GatherElements and ScatterElements; Slice, Pad and Clip with tensor inputs)."""
 
 
-@contextlib.contextmanager
-def _patched_namespace(namespace: dict[str, Any]) -> Iterator[None]:
-    """Swap names bound with ``from dmljax import gather`` in the exported function's module."""
-    found = [(attr, name) for holder, attr, name in patch_targets(namespace) if holder is namespace]
-    saved = {attr: namespace[attr] for attr, _ in found}
-    for attr, name in found:
-        namespace[attr] = EXPORT_CALLS[name]
+@functools.cache
+def _runtime_opset() -> int | None:
+    """The newest default-domain opset the installed onnxruntime loads (None: not installed)."""
     try:
-        yield
-    finally:
-        namespace.update(saved)
+        import onnxruntime
+    except ImportError:
+        return None
+    from onnx import helper
+
+    def loads(opset: int) -> bool:
+        node = helper.make_node("Identity", ["x"], ["y"])
+        info = [helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, [1]) for n in ("x", "y")]
+        graph = helper.make_graph([node], "probe", info[:1], info[1:])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=10)
+        try:
+            onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        except Exception:
+            return False
+        return True
+
+    newest = onnx.defs.onnx_opset_version()
+    while newest > MIN_OPSET and not loads(newest):
+        newest -= 1
+    return newest
 
 
-def _double_precision(inputs: list[jax.ShapeDtypeStruct]) -> bool:
-    """jax2onnx's double mode (64-bit types while tracing; every float tensor DOUBLE): float64 inputs under x64."""
-    return x64_enabled() and any(np.dtype(a.dtype) == np.float64 for a in inputs)
+def _check_opset(opset: Any) -> int:
+    if isinstance(opset, bool) or not isinstance(opset, int) or opset < MIN_OPSET:
+        raise fail("dmljax.onnx.export", "opset", f"be an integer >= {MIN_OPSET}", opset)
+    newest = onnx.defs.onnx_opset_version()
+    if opset > newest:
+        raise fail("dmljax.onnx.export", "opset", f"be <= {newest}, the newest the installed onnx defines", opset)
+    runtime = _runtime_opset()
+    if runtime is not None and opset > runtime:
+        raise fail("dmljax.onnx.export", "opset", f"be <= {runtime}, the newest the installed onnxruntime loads", opset)
+    return opset
+
+
+def _example(a: Any) -> jax.ShapeDtypeStruct:
+    """An example argument as a `jax.ShapeDtypeStruct` of the example's own dtype."""
+    if isinstance(a, jax.ShapeDtypeStruct):
+        return a
+    return jax.ShapeDtypeStruct(np.shape(a), np.result_type(a) if not hasattr(a, "dtype") else np.dtype(a.dtype))
+
+
+def _bind_inputs(ctx: Any, jaxpr: Any, examples: list[jax.ShapeDtypeStruct]) -> None:
+    """Graph inputs of the examples' dtypes; a Cast to the traced dtype where they differ (int64 -> int32)."""
+    for index, (var, example) in enumerate(zip(jaxpr.invars, examples, strict=True)):
+        traced = np.dtype(var.aval.dtype)
+        if np.dtype(example.dtype) == traced or ctx.builder.enable_double_precision:
+            ctx.add_input_for_invar(var, index)
+            continue
+        shape = j2o._to_ir_shape(tuple(var.aval.shape))
+        value = ir.Value(name=f"in_{index}", type=ir.TensorType(j2o._to_ir_dtype_from_np(example.dtype)), shape=shape)
+        ctx.add_graph_input_value(value)
+        ctx.record_symbolic_dim_origins(tuple(var.aval.shape), value)
+        if traced.kind in "iu":  # saturate, as dmljax narrows host indices: out of range stays out of range
+            info = np.iinfo(traced)
+            low, high = (
+                ctx.builder.add_initializer_from_array(f"in_{index}_{n}", np.asarray(v, example.dtype))
+                for n, v in (("min", max(info.min, np.iinfo(example.dtype).min)), ("max", info.max))
+            )
+            value = ctx.builder.Clip(value, low, high, _outputs=[f"in_{index}_clip"])
+            value.type, value.shape = ir.TensorType(j2o._to_ir_dtype_from_np(example.dtype)), shape
+        cast = ctx.builder.Cast(value, to=int(j2o._to_ir_dtype_from_np(traced)), _outputs=[f"in_{index}_cast"])
+        cast.type, cast.shape = ir.TensorType(j2o._to_ir_dtype_from_np(traced)), j2o._to_ir_shape(var.aval.shape)
+        ctx.bind_value_for_var_without_origins(var, cast)
+
+
+def _lower(closed: Any, examples: list[jax.ShapeDtypeStruct], opset: int, double: bool) -> onnx.ModelProto:
+    """jax2onnx's ``to_onnx`` from its third step on (the trace is ours), without its global switches."""
+    specs = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in closed.jaxpr.invars]
+    ctx = j2o._create_ir_context(
+        opset=opset,
+        enable_double_precision=double,
+        input_specs=specs,
+        frozen_params={},
+        record_primitive_calls_file=None,
+    )
+    default_float = np.dtype(np.float64 if double else np.float32)
+    j2o._bind_closed_jaxpr_constants(
+        ctx, closed.jaxpr, closed.consts, default_float=default_float, enable_double_precision=double
+    )
+    _bind_inputs(ctx, closed.jaxpr, examples)
+    j2o._lower_jaxpr_equations(ctx, closed.jaxpr)
+    j2o._bind_jaxpr_outputs(ctx, closed.jaxpr, outputs_as_nchw=(), enable_double_precision=double)
+    model = j2o._build_and_finalize_ir_model(ctx, model_name="dmljax", protective_clone=False)
+    postprocess_ir_model(model, promote_to_double=double)
+    return ir.to_proto(model)
 
 
 def export(fn: Callable[..., Any], *example_args: Any, opset: int | None = None) -> onnx.ModelProto:
     """Export ``fn`` to an ONNX model in which dmljax's operators are ONNX's own nodes.
 
-    Built on jax2onnx: ordinary `jax.numpy`/`jax.lax` code goes through its lowerings;
-    dmljax's operators become Gather (`dmljax.gather`), GatherElements
-    (`dmljax.gather_elements`), ScatterElements without reduction (`dmljax.scatter`),
+    ``fn`` is traced with `jax.make_jaxpr`; every dmljax operator leaves a marker in the
+    trace, which becomes its node: Gather (`dmljax.gather`), GatherElements
+    (`dmljax.gather_elements`), ScatterElements (`dmljax.scatter`, ``reduction`` from opset 16/18),
+    GatherND and ScatterND (`dmljax.gather_nd`, `dmljax.scatter_nd`),
     Slice (`dmljax.slice1`, negative steps included) and Reshape/Transpose/Slice/Pad/Expand
-    (`dmljax.read_tensor`, `dmljax.write_tensor`). Index modes lower exactly: the default
-    and ``"clip"`` add a Clip, ``"fill"`` a Where (a Pad and a Slice for scatter), constant
-    in-range indices and ``"promise_in_bounds"`` nothing. Refused, with a
-    `dmljax.ValidationError` naming the operator: ``mode="checked"`` and the random
-    operators (ONNX has no Philox 4x32-10).
+    (`dmljax.read_tensor`, `dmljax.write_tensor`); the rest goes through jax2onnx's
+    lowerings. Any callable works (an operator itself, a partial, a closure, a jitted
+    function, a `dmljax.compile_operator` result, a Flax or Equinox module), and nothing
+    global changes: other threads may call dmljax meanwhile. Index modes lower exactly: the
+    default and ``"clip"`` add a Clip, ``"fill"`` a Where (a Pad and a Slice for scatter),
+    constant in-range indices and ``"promise_in_bounds"`` nothing.
 
     Args:
       fn: a function of arrays; positional arguments become the model's inputs in order.
-      *example_args: one array or `jax.ShapeDtypeStruct` per input, fixing its shape and
-        dtype, canonicalised as JAX does (int64 becomes int32 unless 64-bit types are
-        enabled). Under ``jax.enable_x64(True)``, float64 inputs switch jax2onnx to its
-        double precision mode, in which every float tensor is DOUBLE. A symbolic batch
-        dimension (``jax.export.symbolic_shape("B")``) becomes a named ONNX dimension
-        where jax2onnx and the operator's implementation accept it (gather and scatter do).
-      opset: the ONNX opset; default `DEFAULT_OPSET`, at least `MIN_OPSET`.
+      *example_args: one array or `jax.ShapeDtypeStruct` per input. The model input keeps
+        its dtype; where JAX traces another (int64 as int32 with 64-bit types off), the
+        model casts inside (integers saturated first, so an index out of range stays out).
+        Under ``jax.enable_x64(True)``, float64 inputs switch jax2onnx to its double
+        precision mode, in which every float tensor is DOUBLE. A symbolic dimension
+        (``jax.export.symbolic_shape("B")``) becomes a named ONNX dimension, except on an
+        indexed axis or in a slice window that does not run to the input's end (refused).
+      opset: the ONNX opset; default `DEFAULT_OPSET`; at least `MIN_OPSET`, at most what
+        the installed onnx defines and the installed onnxruntime loads.
 
     Returns:
       The `onnx.ModelProto`, ready for ``onnx.checker.check_model`` and onnxruntime.
 
     Raises:
-      ValidationError: ``opset`` is below 13, or ``fn`` uses a refused mode or operator.
+      ValidationError: naming the operator or argument: an opset out of range;
+        ``mode="checked"``; the random operators and ``jax.random`` on `dmljax.prng_impl`
+        keys (ONNX has no Philox 4x32-10); complex values; a symbolic dimension ONNX's
+        nodes cannot take.
 
     Examples:
       >>> import numpy as np, dmljax, dmljax.onnx
       >>> model = dmljax.onnx.export(lambda t, i: dmljax.gather(t, i), np.zeros((5, 2), np.float32), np.array([1, 4]))
-      >>> [node.op_type for node in model.graph.node]
-      ['Clip', 'Gather']
+      >>> [node.op_type for node in model.graph.node]  # int64 indices: cast to int32 inside, then clamped
+      ['Clip', 'Cast', 'Clip', 'Gather']
     """
-    opset = DEFAULT_OPSET if opset is None else opset
-    if isinstance(opset, bool) or not isinstance(opset, int) or opset < MIN_OPSET:
-        raise fail("dmljax.onnx.export", "opset", f"be an integer >= {MIN_OPSET}", opset)
-    inputs = [
-        a if isinstance(a, jax.ShapeDtypeStruct) else jax.ShapeDtypeStruct(jax.numpy.shape(a), jax.numpy.result_type(a))
-        for a in example_args
-    ]
-    namespace = getattr(fn, "__globals__", None)
-    with _patched_namespace(namespace) if isinstance(namespace, dict) else contextlib.nullcontext():
-        return to_onnx(fn, inputs, opset=opset, enable_double_precision=_double_precision(inputs))
+    opset = _check_opset(DEFAULT_OPSET if opset is None else opset)
+    examples = [_example(a) for a in example_args]
+    traced = [jax.ShapeDtypeStruct(a.shape, jax.dtypes.canonicalize_dtype(a.dtype)) for a in examples]
+    try:
+        closed = jax.make_jaxpr(fn)(*traced)
+    except jax.errors.InconclusiveDimensionOperation as e:
+        rule = "have symbolic dimensions that fn's operators accept"
+        raise fail("dmljax.onnx.export", "example_args", rule, str(e).split("\n")[0]) from e
+    check_exportable(closed.jaxpr, random_impls=(_prng_name(),), opset=opset)
+    closed = rewrite(closed)
+    ensure_plugins(primitive_names(closed.jaxpr))
+    double = x64_enabled() and any(np.dtype(a.dtype) == np.float64 for a in traced)
+    return _lower(closed, examples, opset, double)
+
+
+def _prng_name() -> str:
+    from dmljax._random.prng_impl import prng_impl
+
+    return str(prng_impl)

@@ -17,15 +17,27 @@ from __future__ import annotations
 
 from typing import Any
 
+import jax.numpy as jnp
 import numpy as np
 import onnx_ir as ir
 
 from dmljax.onnx._emit import Emitter
 
-__all__ = ["lower_gather", "lower_gather_elements", "lower_scatter"]
+__all__ = ["REDUCTION_OPSET", "lower_gather", "lower_gather_elements", "lower_scatter"]
 
 _BOOL = np.dtype(bool)
 _I64 = np.dtype(np.int64)
+# Types whose Where (gathers' fill) or Pad (scatter's drop) onnxruntime's CPU provider lacks
+# or mistypes (a float16 zero initializer becomes FLOAT): the subgraph runs in a wider type
+# that holds every value exactly, with a Cast on either side.
+_CARRIER = {
+    np.dtype(np.float16): np.dtype(np.float32),
+    np.dtype(jnp.bfloat16): np.dtype(np.float32),
+    np.dtype(np.int16): np.dtype(np.int32),
+    np.dtype(np.uint16): np.dtype(np.int32),
+    np.dtype(np.uint32): np.dtype(np.int64),
+    np.dtype(np.uint64): np.dtype(np.int64),  # a wrapping Cast there and back is exact (Where/Pad only move values)
+}
 
 
 def _work_dtype(dtype: np.dtype) -> np.dtype:
@@ -66,6 +78,10 @@ def _indices(em: Emitter, eqn: Any, size: int) -> tuple[ir.Value, ir.Value | Non
     return index, None
 
 
+def _cast(em: Emitter, value: ir.Value, dtype: np.dtype, shape: tuple[int, ...]) -> ir.Value:
+    return em.op("Cast", value, dtype=dtype, shape=shape, to=int(ir.DataType.from_numpy(dtype)))
+
+
 def _zero_where_invalid(
     em: Emitter, valid: ir.Value, value: ir.Value, new_axes: tuple[int, ...], aval: Any
 ) -> ir.Value:
@@ -76,7 +92,12 @@ def _zero_where_invalid(
         valid = em.op("Unsqueeze", valid, em.i64(new_axes, "axes"), dtype=_BOOL, shape=mask_shape)
     if dtype == _BOOL:  # onnxruntime's CPU Where has no bool kernel
         return em.op("And", valid, value, dtype=dtype, shape=shape)
-    return em.op("Where", valid, value, em.const(np.zeros((), dtype), "zero", dtype), dtype=dtype, shape=shape)
+    carrier = _CARRIER.get(dtype, dtype)
+    if carrier != dtype:
+        value = _cast(em, value, carrier, shape)
+    zero = em.const(np.zeros((), carrier), "zero", carrier)
+    result = em.op("Where", valid, value, zero, dtype=carrier, shape=shape)
+    return result if carrier == dtype else _cast(em, result, dtype, shape)
 
 
 def lower_gather(ctx: Any, eqn: Any) -> None:
@@ -106,15 +127,37 @@ def lower_gather_elements(ctx: Any, eqn: Any) -> None:
     em.output(out, result)
 
 
+# The opset from which ScatterElements has each reduction (https://onnx.ai/onnx/operators/onnx__ScatterElements.html).
+REDUCTION_OPSET = {"none": 13, "add": 16, "mul": 16, "max": 18, "min": 18}
+
+
+def _attrs(eqn: Any) -> dict[str, Any]:
+    """ScatterElements' attributes: the axis, and the reduction unless it is "none" (the default)."""
+    reduction = eqn.params.get("reduction", "none")
+    return {"axis": eqn.params["axis"]} | ({"reduction": reduction} if reduction != "none" else {})
+
+
 def lower_scatter(ctx: Any, eqn: Any) -> None:
-    """dmljax_scatter -> ONNX ScatterElements (opset 13, no reduction)."""
-    em, (input_var, index_var, updates_var), out = Emitter(ctx), eqn.invars, eqn.outvars[0]
+    """dmljax_scatter -> ONNX ScatterElements (opset 13; with ``reduction``, 16 for add/mul, 18 for max/min)."""
+    em, (input_var, _, updates_var), out = Emitter(ctx), eqn.invars, eqn.outvars[0]
     axis, shape, dtype = eqn.params["axis"], tuple(out.aval.shape), out.aval.dtype
     data, updates = em.input(input_var, "input"), em.input(updates_var, "updates")
     if eqn.params["mode"] != "fill":
         index, _ = _indices(em, eqn, shape[axis])
-        em.output(out, em.op("ScatterElements", data, index, updates, dtype=dtype, shape=shape, axis=axis))
+        em.output(out, em.op("ScatterElements", data, index, updates, dtype=dtype, shape=shape, **_attrs(eqn)))
         return
+    carrier = _CARRIER.get(np.dtype(dtype), np.dtype(dtype))
+    if carrier != np.dtype(dtype):
+        data = _cast(em, data, carrier, shape)
+        updates = _cast(em, updates, carrier, tuple(updates_var.aval.shape))
+    result = _scatter_dropping(em, eqn, data, updates, carrier)
+    em.output(out, result if carrier == np.dtype(dtype) else _cast(em, result, np.dtype(dtype), shape))
+
+
+def _scatter_dropping(em: Emitter, eqn: Any, data: ir.Value, updates: ir.Value, dtype: np.dtype) -> ir.Value:
+    """ScatterElements that drops invalid indices: into one padding slot along the axis, sliced off after."""
+    index_var, out = eqn.invars[1], eqn.outvars[0]
+    axis, shape = eqn.params["axis"], tuple(out.aval.shape)
     size, index_shape = shape[axis], tuple(index_var.aval.shape)
     index_dtype = np.dtype(index_var.aval.dtype)
     work = _work_dtype(index_dtype)
@@ -129,6 +172,6 @@ def lower_scatter(ctx: Any, eqn: Any) -> None:
     pads[len(shape) + axis] = 1
     padded_shape = shape[:axis] + (size + 1,) + shape[axis + 1 :]
     padded = em.op("Pad", data, em.i64(pads, "pads"), dtype=dtype, shape=padded_shape)
-    written = em.op("ScatterElements", padded, index, updates, dtype=dtype, shape=padded_shape, axis=axis)
+    written = em.op("ScatterElements", padded, index, updates, dtype=dtype, shape=padded_shape, **_attrs(eqn))
     starts, ends, axes = em.i64([0], "starts"), em.i64([size], "ends"), em.i64([axis], "axes")
-    em.output(out, em.op("Slice", written, starts, ends, axes, dtype=dtype, shape=shape))
+    return em.op("Slice", written, starts, ends, axes, dtype=dtype, shape=shape)

@@ -16,32 +16,62 @@ import dataclasses
 import math
 from typing import Any
 
+import jax
 import onnx_ir as ir
 
 from dmljax._buffers.layout import element_offsets, plan_layout
-from dmljax.onnx._emit import INT64_MIN, Emitter
+from dmljax._core.errors import fail
+from dmljax.onnx._emit import INT64_MAX, INT64_MIN, Emitter
 
-__all__ = ["lower_read_tensor", "lower_slice1", "lower_write_tensor"]
+__all__ = ["lower_read_tensor", "lower_slice1", "lower_write_tensor", "slice_bounds"]
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two (possibly symbolic) sizes are equal for every value of their symbols."""
+    try:
+        return bool(a == b)
+    except jax.errors.InconclusiveDimensionOperation:
+        return False
+
+
+def slice_bounds(params: dict[str, Any], shape: tuple[Any, ...]) -> list[tuple[int, int, int, int]]:
+    """ONNX Slice's ``(axis, start, end, step)`` per sliced dimension of a slice1 window.
+
+    A symbolic window (``sizes[d]`` or ``output_sizes[d]`` of a symbolic batch) is exact
+    when it runs from a fixed offset to the input's end with the most output elements:
+    then the end is "to the end" (INT64_MAX, or INT64_MIN with a negative step) and a
+    negative step starts at -1. Any other symbolic window raises a `dmljax.ValidationError`.
+    """
+    found = []
+    windows = zip(params["offsets"], params["sizes"], params["strides"], params["output_sizes"], strict=True)
+    for d, (o, s, t, n) in enumerate(windows):
+        if all(not jax.export.is_symbolic_dim(v) for v in (o, s, n)):
+            first = o if t > 0 else o + s - 1
+            end = first + t * (n - 1) + (1 if t > 0 else -1)
+            if not ((first, t) == (0, 1) and _same(end, shape[d])):  # else the whole dimension
+                found.append((d, first, end if end >= 0 else INT64_MIN, t))
+            continue
+        whole = not jax.export.is_symbolic_dim(o) and _same(o + s, shape[d]) and _same(n, 1 + (s - 1) // abs(t))
+        if not whole:
+            rule = (
+                "run from a fixed offset to the input's end with the most output elements when it is symbolic "
+                "(ONNX Slice's bounds are constants here)"
+            )
+            raise fail("slice1", f"window[{d}]", rule, f"offset {o}, size {s}, stride {t}, output size {n}")
+        if (o, t) != (0, 1):
+            found.append((d, o, INT64_MAX, t) if t > 0 else (d, -1, o - 1 if o > 0 else INT64_MIN, t))
+    return found
 
 
 def lower_slice1(ctx: Any, eqn: Any) -> None:
     """dmljax_slice1 -> one ONNX Slice (starts, ends, axes, steps; negative steps included)."""
     em, (x_var,), out = Emitter(ctx), eqn.invars, eqn.outvars[0]
-    p, shape = eqn.params, tuple(x_var.aval.shape)
-    starts, ends, axes, steps = [], [], [], []
-    for d, (o, s, t, n) in enumerate(zip(p["offsets"], p["sizes"], p["strides"], p["output_sizes"], strict=True)):
-        first = o if t > 0 else o + s - 1
-        end = first + t * (n - 1) + (1 if t > 0 else -1)
-        if (first, end, t) == (0, shape[d], 1):
-            continue
-        starts.append(first)
-        ends.append(end if end >= 0 else INT64_MIN)
-        axes.append(d)
-        steps.append(t)
+    bounds = slice_bounds(eqn.params, tuple(x_var.aval.shape))
     x, dtype, out_shape = em.input(x_var, "input"), out.aval.dtype, tuple(out.aval.shape)
-    if not axes:
+    if not bounds:
         em.output(out, em.op("Identity", x, dtype=dtype, shape=out_shape))
         return
+    axes, starts, ends, steps = zip(*bounds, strict=True)
     inputs = [em.i64(v, name) for v, name in ((starts, "starts"), (ends, "ends"), (axes, "axes"), (steps, "steps"))]
     em.output(out, em.op("Slice", x, *inputs, dtype=dtype, shape=out_shape))
 

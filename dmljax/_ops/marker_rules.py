@@ -1,0 +1,89 @@
+"""`jax.vmap` rules of the index operators' markers (`dmljax._core.markers`).
+
+A batched operator is marked as one bigger operator of the same kind, so an ONNX export
+of ``jax.vmap(f)`` still has one node: gather_elements and scatter act per element (a
+batch is one more leading dimension, ``axis + 1``); gather over a batch of tables gathers
+along ``axis + 1``, over a batch of indices along ``axis`` (the batch lands there), over
+both from the tables merged along ``axis`` (indices offset by ``b * size``); slice1 gets
+one more window dimension. The marked value stays the implementation's result, moved to
+the rule's batch dimension; the extra inputs are dead code for XLA.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from dmljax._core.markers import BATCHERS, MARK_P
+
+__all__: list[str] = []
+
+
+def _front(x: Any, dim: int | None, size: int) -> Any:
+    """``x`` with its batch dimension first (broadcast when it has none)."""
+    if dim is None:
+        return lax.broadcast(x, (size,))
+    return jnp.moveaxis(x, dim, 0)
+
+
+def _size(args: tuple, dims: tuple) -> int:
+    return next(x.shape[d] for x, d in zip(args, dims, strict=True) if d is not None)
+
+
+def _elements(args: tuple, dims: tuple, *, op: str, axis: int, **params: Any) -> tuple[Any, int]:
+    size = _size(args, dims)
+    fronted = [_front(x, d, size) for x, d in zip(args, dims, strict=True)]
+    return MARK_P.bind(*fronted, op=op, axis=axis + 1, **params), 0
+
+
+def _gather(args: tuple, dims: tuple, *, op: str, axis: int, mode: str) -> tuple[Any, int]:
+    (result, data, indices), (result_dim, data_dim, index_dim) = args, dims
+    if data_dim is None and index_dim is None:
+        return result, result_dim
+    if index_dim is None:
+        fronted = _front(result, result_dim, 0), _front(data, data_dim, 0), indices
+        return MARK_P.bind(*fronted, op=op, axis=axis + 1, mode=mode), 0
+    placed = jnp.moveaxis(result, result_dim, axis)
+    if data_dim is None:
+        return MARK_P.bind(placed, data, _front(indices, index_dim, 0), op=op, axis=axis, mode=mode), axis
+    merged, index, merged_mode = _merged(_front(data, data_dim, 0), _front(indices, index_dim, 0), axis, mode)
+    if merged is None:
+        return result, result_dim
+    return MARK_P.bind(placed, merged, index, op=op, axis=axis, mode=merged_mode), axis
+
+
+def _merged(data: Any, indices: Any, axis: int, mode: str) -> tuple[Any, Any, str]:
+    """A batch of tables and of indices as one gather from the tables merged along ``axis``.
+
+    The mode is applied first (clip, wrap negatives; invalid fill indices go past the
+    merged axis), then each batch's indices are offset by ``b * size``.
+    """
+    n, size = data.shape[0], data.shape[axis + 1]
+    if mode == "checked" or n * size >= np.iinfo(indices.dtype).max:
+        return None, None, mode
+    signed = jnp.issubdtype(indices.dtype, jnp.signedinteger)
+    index = indices
+    if mode == "clip":
+        index = jnp.clip(index, -size if signed else 0, size - 1)
+    if signed:
+        index = jnp.where(index < 0, index + size, index)
+    if mode == "fill":
+        index = jnp.where((index >= 0) & (index < size), index, n * size)
+    index = index + lax.broadcasted_iota(index.dtype, index.shape, 0) * np.asarray(size, index.dtype)
+    perm = tuple(range(1, axis + 1)) + (0,) + tuple(range(axis + 1, data.ndim))
+    merged = lax.transpose(data, perm).reshape(data.shape[1 : axis + 1] + (n * size,) + data.shape[axis + 2 :])
+    return merged, index, "fill" if mode == "fill" else "promise_in_bounds"
+
+
+def _slice1(args: tuple, dims: tuple, *, op: str, offsets, sizes, strides, output_sizes) -> tuple[Any, int]:
+    (result, x), (result_dim, x_dim) = args, dims
+    x = _front(x, x_dim, result.shape[result_dim])
+    n = x.shape[0]
+    window = dict(offsets=(0,) + offsets, sizes=(n,) + sizes, strides=(1,) + strides, output_sizes=(n,) + output_sizes)
+    return MARK_P.bind(_front(result, result_dim, 0), x, op=op, **window), 0
+
+
+BATCHERS.update(gather=_gather, gather_elements=_elements, scatter=_elements, slice1=_slice1)

@@ -1,0 +1,45 @@
+"""Benchmark case for the first ONNX export in a fresh process (``--only onnx_export``).
+
+Each contender is a new Python process, timed from start to exit, so imports are included:
+``dmljax`` (under test): ``dmljax.onnx.export`` of a gather (``(5, 2)`` float32 table, two int64
+indices); ``jax2onnx`` (the reference for ratios): ``jax2onnx.to_onnx`` of the same gather written as
+``jnp.take``, which imports every jax2onnx plugin as dmljax's export did before it read
+markers; ``import only`` (``import dmljax, dmljax.onnx``), the floor. The table size does
+not change the work: the case is the same at every ``--sizes`` entry (run it with one).
+Design note: docs/design/onnx-export.md.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+
+from dmljax.bench._harness import Case, sized
+
+__all__ = ["cases"]
+
+_SETUP = "import numpy as np, dmljax, dmljax.onnx\n"
+_PROGRAMS = {
+    "dmljax": _SETUP
+    + "dmljax.onnx.export(lambda t, i: dmljax.gather(t, i), np.zeros((5, 2), np.float32), np.array([1, 4]))",
+    "jax2onnx": _SETUP
+    + "import jax, jax.numpy as jnp, jax2onnx\n"
+    + "jax2onnx.to_onnx(lambda t, i: jnp.take(t, i, axis=0), "
+    + "[jax.ShapeDtypeStruct((5, 2), np.float32), jax.ShapeDtypeStruct((2,), np.int32)])",
+    "import only": _SETUP,
+}
+
+
+def _fresh(program: str) -> None:
+    """Run ``program`` in a new interpreter with this one's path; raise if it fails."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    subprocess.run([sys.executable, "-c", program], check=True, env=env, capture_output=True)
+
+
+def cases(sizes_bytes: Sequence[int] = (40,)) -> list[Case]:
+    """One case per size asked (the same work each time): the three fresh-process programs."""
+    contenders = {name: (lambda p=program: _fresh(p)) for name, program in _PROGRAMS.items()}
+    case = Case("onnx_export", "gather (5, 2) first export, fresh process", 40, contenders, "jax2onnx")
+    return sized([case for _ in sizes_bytes], 40)

@@ -1,0 +1,108 @@
+"""ONNX lowerings of gather_nd and scatter_nd: GatherND and ScatterND, index modes included.
+
+Both nodes take INT64 index tuples whose ``j``-th entry lies in ``[-s_j, s_j)`` (opset 13),
+so every mode works per column with constant vectors of the axes' sizes:
+
+* ``promise_in_bounds``: the plain node (indices cast to INT64).
+* ``clip``: ``Min(Max(indices, -s), s - 1)`` per column, then the node.
+* ``fill`` (GatherND): tuples with any invalid index read tuple 0 and are zeroed with ``Where``.
+* ``fill`` (ScatterND, "drop"): each indexed axis gets one padding slot (``Pad``); negative
+  indices are wrapped and invalid tuples sent to the padding corner; ``ScatterND`` writes
+  and a ``Slice`` removes the padding, so dropped updates touch nothing.
+
+ScatterND's ``reduction`` (add/mul from opset 16, max/min from 18) is its attribute.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import onnx_ir as ir
+
+from dmljax.onnx._emit import Emitter
+from dmljax.onnx._indexing import _CARRIER, _cast, _zero_where_invalid
+
+__all__ = ["lower_gather_nd", "lower_scatter_nd"]
+
+_I64, _BOOL = np.dtype(np.int64), np.dtype(bool)
+
+
+def _tuples(em: Emitter, var: Any, sizes: tuple[int, ...], mode: str) -> tuple[ir.Value, ir.Value | None]:
+    """INT64 index tuples ready for the node, and per tuple whether it is valid (fill only)."""
+    dtype, shape = np.dtype(var.aval.dtype), tuple(var.aval.shape)
+    index = em.input(var, "indices")
+    if dtype == np.dtype(np.uint64):  # beyond INT64: cap at the largest size (still invalid)
+        index = em.op("Min", index, em.const(max(sizes), "cap", dtype), dtype=dtype, shape=shape)
+    if dtype != _I64:
+        index = _cast(em, index, _I64, shape)
+    size = em.i64(sizes, "sizes")
+    if mode == "clip":
+        low = em.i64([-s for s in sizes] if dtype.kind == "i" else [0] * len(sizes), "low")
+        index = em.op("Max", index, low, dtype=_I64, shape=shape)
+        return em.op("Min", index, em.i64([s - 1 for s in sizes], "high"), dtype=_I64, shape=shape), None
+    if mode != "fill":
+        return index, None
+    zero = em.i64(0, "zero")
+    negative = em.op("Less", index, zero, dtype=_BOOL, shape=shape)
+    index = em.op("Where", negative, em.op("Add", index, size, dtype=_I64, shape=shape), index, dtype=_I64, shape=shape)
+    inside = em.op(
+        "And",
+        em.op("GreaterOrEqual", index, zero, dtype=_BOOL, shape=shape),
+        em.op("Less", index, size, dtype=_BOOL, shape=shape),
+        dtype=_BOOL,
+        shape=shape,
+    )
+    valid = None
+    for j in range(len(sizes)):  # all over the tuple, one column at a time (no opset-dependent reduce)
+        column = em.op("Gather", inside, em.i64(j, "column"), dtype=_BOOL, shape=shape[:-1], axis=len(shape) - 1)
+        valid = column if valid is None else em.op("And", valid, column, dtype=_BOOL, shape=shape[:-1])
+    return index, valid
+
+
+def lower_gather_nd(ctx: Any, eqn: Any) -> None:
+    """dmljax_gather_nd -> ONNX GatherND (opset 13, ``batch_dims``)."""
+    em, (data_var, index_var), out = Emitter(ctx), eqn.invars, eqn.outvars[0]
+    b, mode, data_shape = eqn.params["batch_dims"], eqn.params["mode"], tuple(data_var.aval.shape)
+    k, index_shape = index_var.aval.shape[-1], tuple(index_var.aval.shape)
+    index, valid = _tuples(em, index_var, data_shape[b : b + k], mode)
+    if valid is not None:
+        mask = em.op(
+            "Unsqueeze", valid, em.i64([len(index_shape) - 1], "axes"), dtype=_BOOL, shape=index_shape[:-1] + (1,)
+        )
+        index = em.op("Where", mask, index, em.i64(0, "zero"), dtype=_I64, shape=index_shape)
+    shape = tuple(out.aval.shape)
+    result = em.op("GatherND", em.input(data_var, "data"), index, dtype=out.aval.dtype, shape=shape, batch_dims=b)
+    if valid is not None:
+        new_axes = tuple(range(len(index_shape) - 1, len(shape)))
+        result = _zero_where_invalid(em, valid, result, new_axes, out.aval)
+    em.output(out, result)
+
+
+def lower_scatter_nd(ctx: Any, eqn: Any) -> None:
+    """dmljax_scatter_nd -> ONNX ScatterND (opset 13; ``reduction`` from 16/18)."""
+    em, (input_var, index_var, updates_var), out = Emitter(ctx), eqn.invars, eqn.outvars[0]
+    shape, dtype, mode = tuple(out.aval.shape), np.dtype(out.aval.dtype), eqn.params["mode"]
+    k, index_shape = index_var.aval.shape[-1], tuple(index_var.aval.shape)
+    reduction = eqn.params["reduction"]
+    attrs = {"reduction": reduction} if reduction != "none" else {}
+    data, updates = em.input(input_var, "input"), em.input(updates_var, "updates")
+    index, valid = _tuples(em, index_var, shape[:k], mode)
+    if valid is None:
+        em.output(out, em.op("ScatterND", data, index, updates, dtype=dtype, shape=shape, **attrs))
+        return
+    carrier = _CARRIER.get(dtype, dtype)  # Pad's missing kernels
+    if carrier != dtype:
+        data = _cast(em, data, carrier, shape)
+        updates = _cast(em, updates, carrier, tuple(updates_var.aval.shape))
+    mask = em.op("Unsqueeze", valid, em.i64([len(index_shape) - 1], "axes"), dtype=_BOOL, shape=index_shape[:-1] + (1,))
+    index = em.op("Where", mask, index, em.i64(shape[:k], "corner"), dtype=_I64, shape=index_shape)
+    pads = [0] * (2 * len(shape))
+    for axis in range(k):
+        pads[len(shape) + axis] = 1
+    padded_shape = tuple(n + 1 for n in shape[:k]) + shape[k:]
+    padded = em.op("Pad", data, em.i64(pads, "pads"), dtype=carrier, shape=padded_shape)
+    written = em.op("ScatterND", padded, index, updates, dtype=carrier, shape=padded_shape, **attrs)
+    starts, ends, axes = em.i64([0] * k, "starts"), em.i64(shape[:k], "ends"), em.i64(list(range(k)), "axes")
+    result = em.op("Slice", written, starts, ends, axes, dtype=carrier, shape=shape)
+    em.output(out, result if carrier == dtype else _cast(em, result, dtype, shape))
