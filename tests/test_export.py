@@ -261,3 +261,27 @@ def test_scatter_nd_symbolic_updates_of_another_size_are_named():
     )
     with pytest.raises(dmljax.ValidationError, match=r"scatter_nd.*updates\.shape.*\(M, 5\)"):
         export.export(jax.jit(lambda x, i, u: dmljax.scatter_nd(x, i, u, reduction="add")))(*specs)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("op", ["scatter_nd", "scatter"])
+def test_mul_gradient_exports_with_a_symbolic_number_of_updates(op):
+    """The product rule's segmented scan over a symbolic number of updates (JAX's
+    associative_scan needs a known length): it rounds otherwise than the eager scan."""
+    n = SYMBOLS["N"]
+    if op == "scatter_nd":
+        fun = lambda x, i, u: dmljax.scatter_nd(x, i, u, reduction="mul")  # noqa: E731
+        shapes = ((4, 5), (n, 1), (n, 5))
+    else:
+        fun = lambda x, i, u: dmljax.scatter(x, i, u, axis=0, reduction="mul")  # noqa: E731
+        shapes = ((4, 5), (n, 5), (n, 5))
+    grad = jax.grad(lambda x, i, u: (fun(x, i, u) ** 2).sum(), argnums=(0, 2))
+    specs = [jax.ShapeDtypeStruct(s, d) for s, d in zip(shapes, ("float32", "int32", "float32"), strict=True)]
+    restored = export.deserialize(export.export(jax.jit(grad))(*specs).serialize())
+    rng = np.random.default_rng(0)
+    for count in (7, 2):
+        concrete = [tuple(count if d is n else d for d in s) for s in shapes]
+        x, u = (rng.standard_normal(concrete[j]).astype(np.float32) for j in (0, 2))
+        i = rng.integers(-2, 2, concrete[1]).astype(np.int32)  # duplicates: runs of several updates
+        for got, want in zip(restored.call(x, i, u), grad(x, i, u), strict=True):
+            np.testing.assert_allclose(got, want, rtol=1e-6)

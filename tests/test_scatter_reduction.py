@@ -316,3 +316,19 @@ def test_flat_positions_past_2_31_stay_unsigned(name):
     assert scatters, "no scatter found"
     assert all(t.endswith("xui32") for t in scatters + gathers), (scatters, gathers)
     assert not re.search(r"stablehlo\.convert .*xui32>\) -> tensor<[0-9x]*xi32>", text)
+
+
+@pytest.mark.slow
+def test_doubling_scan_equals_the_associative_scan():
+    """The symbolic-length form of the mul gradient's segmented products, on exact products."""
+    from dmljax._ops import reductions
+
+    def op(a, b):
+        return a[0] | b[0], jnp.where(b[0], b[1], a[1] * b[1])
+
+    rng = np.random.default_rng(0)
+    for m in (1, 5, 13, 100):
+        start = rng.random(m) < 0.3
+        values = jnp.asarray(rng.integers(1, 4, m).astype(np.float32))
+        want = jax.lax.associative_scan(op, (jnp.asarray(start), values))[1]
+        np.testing.assert_array_equal(reductions._doubling_scan(op, jnp.asarray(start), values), want)

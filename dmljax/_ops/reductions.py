@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -240,7 +241,30 @@ def _segmented_product(values: jax.Array, start: jax.Array) -> jax.Array:
     def op(a: tuple[jax.Array, jax.Array], b: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array]:
         return a[0] | b[0], jnp.where(b[0], b[1], a[1] * b[1])
 
+    if not concrete_shape(values.shape):  # jax.export: JAX's associative_scan needs a known length
+        return _doubling_scan(op, start, values)
     return lax.associative_scan(op, (start, values))[1]
+
+
+def _doubling_scan(op: Callable, start: jax.Array, values: jax.Array) -> jax.Array:
+    """The same scan for a symbolic length: log2(m) steps in a `lax.while_loop`, each
+    combining every element with the one ``shift`` before it (Hillis-Steele; the products
+    are grouped otherwise than `lax.associative_scan` groups them, so they may round otherwise)."""
+    m = values.shape[0]
+    iota = lax.iota(position_dtype(m), m)
+    size = size_scalar(m, iota.dtype)
+
+    def body(state: tuple[jax.Array, jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array, jax.Array]:
+        shift, flags, products = state
+        source = iota - shift  # wraps below shift: masked
+        has = iota >= shift
+        earlier = (gather_at(flags, source), gather_at(products, source))
+        new_flags, new_products = op(earlier, (flags, products))
+        flags, products = jnp.where(has, new_flags, flags), jnp.where(has, new_products, products)
+        return shift + jnp.minimum(shift, size - shift), flags, products  # covers min(2 shift, m): no overflow
+
+    one = np.ones((), iota.dtype)
+    return lax.while_loop(lambda s: s[0] < size, body, (one, start, values))[2]
 
 
 def flat_dtype(op: str, shape: tuple[int, ...]) -> np.dtype:
