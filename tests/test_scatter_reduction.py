@@ -1,6 +1,7 @@
 """scatter with ``reduction`` (ONNX ScatterElements 16/18): ONNX's cases, oracle, order, transforms."""
 
 import importlib
+import re
 import textwrap
 import warnings
 
@@ -246,3 +247,88 @@ def test_partitioned_programs_keep_the_order():
     shard and then across shards (not the loop's order); dmljax keeps the rounds there."""
     result = run_json(SHARDED_SCRIPT)
     assert result == {"plain": False, "dmljax": True}
+
+
+# ----- flat positions of 2^31 and more stay unsigned (lowering only: no 2 GiB array) ----------
+
+_BIG = jax.ShapeDtypeStruct((2**31 + 8,), jnp.int8)  # 2^31 + 8 elements: flat positions past int32
+_BIG_F32 = jax.ShapeDtypeStruct((2**31 + 8,), jnp.float32)
+_BIG_2D = jax.ShapeDtypeStruct((2**16, 2**15 + 1), jnp.int8)  # 2^31 + 2^16 elements
+_FOUR = jax.ShapeDtypeStruct((4,), jnp.int32)
+
+
+def _spec(shape, dtype):
+    return jax.ShapeDtypeStruct(shape, dtype)
+
+
+BIG_PROGRAMS = {  # name -> (function, argument specs, config overrides)
+    "scatter int add": (
+        lambda x, i, u: dmljax.scatter(x, i, u, reduction="add"),
+        (_BIG, _FOUR, _spec((4,), "int8")),
+        {},
+    ),
+    "scatter max": (lambda x, i, u: dmljax.scatter(x, i, u, reduction="max"), (_BIG, _FOUR, _spec((4,), "int8")), {}),
+    "scatter float add, one CPU scatter": (
+        lambda x, i, u: dmljax.scatter(x, i, u, reduction="add"),
+        (_BIG_F32, _FOUR, _spec((4,), "float32")),
+        {},
+    ),
+    "scatter float mul, rounds": (
+        lambda x, i, u: dmljax.scatter(x, i, u, reduction="mul"),
+        (_BIG_F32, _FOUR, _spec((4,), "float32")),
+        {"cpu_ordered_scatter": False},
+    ),
+    "scatter axis 1 add": (
+        lambda x, i, u: dmljax.scatter(x, i, u, axis=1, reduction="add"),
+        (_BIG_2D, _spec((2**16, 1), "int32"), _spec((2**16, 1), "int8")),
+        {},
+    ),
+    "scatter_nd rows": (
+        lambda x, i, u: dmljax.scatter_nd(x, i, u),
+        (_BIG_2D, _spec((4, 1), "int32"), _spec((4, 2**15 + 1), "int8")),
+        {},
+    ),
+    "scatter_nd add": (
+        lambda x, i, u: dmljax.scatter_nd(x, i, u, reduction="add"),
+        (_BIG_2D, _spec((4, 2), "int32"), _spec((4,), "int8")),
+        {},
+    ),
+}
+
+
+def _index_types(text):
+    """The index operand's type of every scatter and gather in a lowered program's text."""
+    scatters = re.findall(r"\}\) : \(tensor<[^>]*>, tensor<([^>]*)>", text)  # a scatter's closing line
+    gathers = re.findall(r'"stablehlo\.gather".*: \(tensor<[^>]*>, tensor<([^>]*)>', text)
+    return scatters, gathers
+
+
+@pytest.mark.hlo
+@pytest.mark.parametrize("name", list(BIG_PROGRAMS))
+def test_flat_positions_past_2_31_stay_unsigned(name):
+    """If this fails: docs/design/ordered-reductions.md ("Unsigned positions"): jnp's ``.at``
+    converts uint32 positions to int32 with x64 off, so a flat position >= 2^31 turns negative
+    and its update is dropped; every scatter and gather of flat positions must take uint32."""
+    fun, specs, overrides = BIG_PROGRAMS[name]
+    with dmljax.config.override(**overrides):
+        text = jax.jit(fun).lower(*specs).as_text()
+    scatters, gathers = _index_types(text)
+    assert scatters, "no scatter found"
+    assert all(t.endswith("xui32") for t in scatters + gathers), (scatters, gathers)
+    assert not re.search(r"stablehlo\.convert .*xui32>\) -> tensor<[0-9x]*xi32>", text)
+
+
+@pytest.mark.slow
+def test_doubling_scan_equals_the_associative_scan():
+    """The symbolic-length form of the mul gradient's segmented products, on exact products."""
+    from dmljax._ops import reductions
+
+    def op(a, b):
+        return a[0] | b[0], jnp.where(b[0], b[1], a[1] * b[1])
+
+    rng = np.random.default_rng(0)
+    for m in (1, 5, 13, 100):
+        start = rng.random(m) < 0.3
+        values = jnp.asarray(rng.integers(1, 4, m).astype(np.float32))
+        want = jax.lax.associative_scan(op, (jnp.asarray(start), values))[1]
+        np.testing.assert_array_equal(reductions._doubling_scan(op, jnp.asarray(start), values), want)

@@ -54,6 +54,7 @@ __all__ = [
     "normalize",
     "position_dtype",
     "resolve_mode",
+    "size_scalar",
     "type_fail",
 ]
 
@@ -297,8 +298,13 @@ def _constant(size: Any) -> bool:
     return not jax.export.is_symbolic_dim(size)
 
 
-def _scalar(value: Any, dtype: np.dtype) -> Any:
-    """``value`` (an int or a symbolic dimension) as a scalar of ``dtype``."""
+def size_scalar(value: Any, dtype: np.dtype) -> Any:
+    """``value`` (an int or a `jax.export` symbolic dimension) as a scalar of ``dtype``.
+
+    Examples:
+      >>> size_scalar(7, np.dtype(np.uint32))
+      array(7, dtype=uint32)
+    """
     if _constant(value):
         return np.asarray(value, dtype)
     return jnp.asarray(value).astype(dtype)
@@ -332,13 +338,13 @@ def normalize(indices: jax.Array, axis_size: int, mode: IndexMode) -> jax.Array:
     else:
         signed = lax.convert_element_type(indices, np.dtype(f"int{8 * width}"))
         if _fits(axis_size, signed.dtype):  # index + n cannot overflow: wrap in the signed type
-            position = jnp.where(signed < 0, signed + _scalar(axis_size, signed.dtype), signed)
+            position = jnp.where(signed < 0, signed + size_scalar(axis_size, signed.dtype), signed)
             if mode is IndexMode.CLIP:
                 position = jnp.maximum(position, np.zeros((), signed.dtype))
             position = lax.convert_element_type(position, unsigned)  # below -n: -k -> 2^w - k >= n
         else:  # int32 on an axis of 2^31 elements or more: two's complement in uint32
             position = lax.convert_element_type(signed, unsigned)  # -k -> 2^w - k
-            position = jnp.where(signed < 0, position + _scalar(axis_size, unsigned), position)
+            position = jnp.where(signed < 0, position + size_scalar(axis_size, unsigned), position)
     if unsigned.itemsize > out.itemsize:  # saturate, then narrow: out of range stays out of range
         position = jnp.minimum(position, np.asarray(np.iinfo(out).max, unsigned))
     return lax.convert_element_type(position, out)
@@ -369,7 +375,7 @@ def gather_in_mode(
         return lax.gather(operand, index, dims, slice_sizes, mode=lax_mode(mode), fill_value=fill)
     out = lax.gather(operand, index, dims, slice_sizes, mode=lax.GatherScatterMode.CLIP)
     (axis,) = dims.start_index_map
-    keep = index[..., 0] < _scalar(operand.shape[axis], index.dtype)
+    keep = index[..., 0] < size_scalar(operand.shape[axis], index.dtype)
     batch = tuple(d for d in range(out.ndim) if d not in dims.offset_dims)
     keep = lax.broadcast_in_dim(keep, out.shape, batch)
     return lax.select(keep, out, lax.full_like(out, 0))

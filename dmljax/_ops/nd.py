@@ -43,7 +43,7 @@ from dmljax._ops.indices import (
     normalize,
     resolve_mode,
 )
-from dmljax._ops.reductions import check_reduction, combine, flat_dtype, flat_targets
+from dmljax._ops.reductions import check_reduction, combine, flat_dtype, flat_targets, scatter_at
 from dmljax._ops.scatter import _as_updates
 
 __all__ = ["gather_nd", "scatter_nd"]
@@ -332,5 +332,5 @@ def _write_slices(input: jax.Array, positions: list[jax.Array], updates: jax.Arr
     lead, window = input.shape[: len(positions)], math.prod(input.shape[len(positions) :])
     rows = flat_targets(positions, lead, mode, flat_dtype("scatter_nd", lead)).reshape(-1)
     table = input.reshape(math.prod(lead), window)
-    out = table.at[rows].set(updates.reshape(rows.shape[0], window), mode="drop", unique_indices=True)
+    out = scatter_at(table, rows, updates.reshape(rows.shape[0], window), unique=True)  # unsigned rows: see scatter_at
     return out.reshape(input.shape)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -45,15 +46,67 @@ from dmljax._core.config import config
 from dmljax._core.dtypes import x64_enabled
 from dmljax._core.errors import fail
 from dmljax._core.limits import UINT32_MAX
-from dmljax._core.platform import cpu_or_plain, one_device_shape
-from dmljax._ops.indices import IndexMode
+from dmljax._core.platform import concrete_shape, cpu_or_plain, one_device_shape
+from dmljax._ops.indices import IndexMode, position_dtype, size_scalar
 
-__all__ = ["REDUCTIONS", "check_reduction", "combine", "cpu_scatter_in_order", "flat_dtype", "flat_targets"]
+__all__ = [
+    "REDUCTIONS",
+    "check_reduction",
+    "combine",
+    "cpu_scatter_in_order",
+    "flat_dtype",
+    "flat_targets",
+    "gather_at",
+    "scatter_at",
+]
 
 # ONNX's reduction attribute (ScatterND 16/18, ScatterElements 16/18).
 REDUCTIONS = ("none", "add", "mul", "max", "min")
 
 _OPS = {"add": lax.add, "mul": lax.mul}
+
+_SCATTERS = {
+    "none": lax.scatter,
+    "add": lax.scatter_add,
+    "mul": lax.scatter_mul,
+    "max": lax.scatter_max,
+    "min": lax.scatter_min,
+}
+
+
+def scatter_at(
+    x: jax.Array, positions: jax.Array, updates: jax.Array, reduction: str = "none", unique: bool = False
+) -> jax.Array:
+    """``x.at[positions].<reduction>(updates, mode="drop")`` along axis 0, positions kept unsigned.
+
+    jnp's ``.at`` converts uint32 positions to int32 when ``jax_enable_x64`` is off, so a
+    position of 2^31 or more would wrap (and then count from the end); `lax.scatter` takes
+    them as they are. ``positions``: 1-D unsigned, ``>= x.shape[0]`` dropped; ``updates``:
+    ``positions.shape + x.shape[1:]``; ``reduction``: ``"none"`` (overwrite) or one of
+    `REDUCTIONS`' combiners; ``unique``: the positions are promised distinct.
+
+    Examples:
+      >>> scatter_at(jnp.zeros(3), jnp.array([2, 2, 7], jnp.uint32), jnp.array([1.0, 2.0, 4.0]), "add")
+      Array([0., 0., 3.], dtype=float32)
+    """
+    window = tuple(range(1, x.ndim))
+    dnums = lax.ScatterDimensionNumbers(
+        update_window_dims=window, inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
+    )
+    drop = lax.GatherScatterMode.FILL_OR_DROP
+    return _SCATTERS[reduction](x, positions[:, None], updates, dnums, unique_indices=unique, mode=drop)
+
+
+def gather_at(x: jax.Array, positions: jax.Array) -> jax.Array:
+    """``x.at[positions].get(mode="clip")`` for 1-D ``x`` and unsigned ``positions``, kept unsigned
+    (see `scatter_at`).
+
+    Examples:
+      >>> gather_at(jnp.arange(3.0), jnp.array([2, 0, 9], jnp.uint32))
+      Array([2., 0., 2.], dtype=float32)
+    """
+    dnums = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
+    return lax.gather(x, positions[..., None], dnums, (1,), mode=lax.GatherScatterMode.CLIP)
 
 
 def check_reduction(op: str, reduction: object) -> str:
@@ -94,10 +147,9 @@ def combine(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: 
 
 def _unordered(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str) -> jax.Array:
     """One XLA scatter: exact whatever order it combines in (integers, max, min)."""
-    at = flat.at[targets]
     if flat.dtype == jnp.bool_ and reduction in _OPS:  # ONNX on bool: or / and
         reduction = {"add": "max", "mul": "min"}[reduction]
-    return getattr(at, reduction)(updates, mode="drop")
+    return scatter_at(flat, targets, updates, reduction)
 
 
 def cpu_scatter_in_order(flat: jax.Array, reduction: str) -> bool:
@@ -125,25 +177,27 @@ def _ordered(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction:
 def _rounds(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str) -> jax.Array:
     """The ordered fold of the module doc: rounds in which each target takes its first pending update."""
     m, n = targets.shape[0], flat.shape[0]
-    if m == 0:
+    if m == 0:  # a symbolic size (jax.export) is never 0
         return flat
-    order = lax.iota(np.int32 if m < 2**31 else np.int64, m)
-    dump = np.asarray(n, targets.dtype)  # out of range: dropped by the scatters
+    order = lax.iota(position_dtype(m), m)  # unsigned: m (no pending update) fits, m symbolic too
+    last = size_scalar(m, order.dtype)
+    dump = size_scalar(n, targets.dtype)  # out of range: dropped by the scatters
+    fresh = concrete_shape((n, m)) and n <= m  # a fresh buffer costs no more than a reset of the M positions
     f = _OPS[reduction]
 
     def body(state: tuple[jax.Array, jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array, jax.Array]:
         out, pending, first = state
-        if n <= m:  # a fresh buffer costs no more than a reset of the M positions
-            first = jnp.full((n,), m, order.dtype)
-        first = first.at[jnp.where(pending, targets, dump)].min(order, mode="drop")
-        now = pending & (first.at[targets].get(mode="clip") == order)  # the first pending update of its target
+        if fresh:
+            first = lax.full((n,), last)
+        first = scatter_at(first, jnp.where(pending, targets, dump), order, "min")
+        now = pending & (gather_at(first, targets) == order)  # the first pending update of its target
         where = jnp.where(now, targets, dump)
-        new = f(out.at[where].get(mode="clip"), updates)
-        if n > m:  # reset where used: O(M) per round, not O(N)
-            first = first.at[where].set(m, mode="drop")
-        return out.at[where].set(new, mode="drop"), pending & ~now, first
+        new = f(gather_at(out, where), updates)
+        if not fresh:  # reset where used: O(M) per round, not O(N)
+            first = scatter_at(first, where, lax.full_like(order, last))
+        return scatter_at(out, where, new), pending & ~now, first
 
-    init = (flat, targets < dump, jnp.full((n,), m, order.dtype))
+    init = (flat, targets < dump, lax.full((n,), last))
     out, _, _ = lax.while_loop(lambda s: jnp.any(s[1]), body, init)
     return out
 
@@ -154,10 +208,10 @@ def _ordered_jvp(reduction: str, primals: tuple, tangents: tuple) -> tuple[jax.A
     d_flat, _, d_updates = tangents
     out = _ordered(flat, targets, updates, reduction)
     if reduction == "add":
-        return out, d_flat.at[targets].add(d_updates, mode="drop")
+        return out, scatter_at(d_flat, targets, d_updates, "add")
     product, others = _products(flat.shape[0], targets, updates)
-    x = flat.at[targets].get(mode="clip")
-    tangent = d_flat * product + jnp.zeros_like(flat).at[targets].add(d_updates * others * x, mode="drop")
+    x = gather_at(flat, targets)
+    tangent = d_flat * product + scatter_at(jnp.zeros_like(flat), targets, d_updates * others * x, "add")
     return out, tangent
 
 
@@ -168,15 +222,15 @@ def _products(n: int, targets: jax.Array, updates: jax.Array) -> tuple[jax.Array
     one = jnp.ones((1,), updates.dtype)
     if m == 0:
         return jnp.ones((n,), updates.dtype), updates
-    iota = lax.iota(np.int32 if m < 2**31 else np.int64, m)
+    iota = lax.iota(position_dtype(m), m)
     sorted_targets, perm = lax.sort((targets, iota), num_keys=1, is_stable=True)  # each target's run, in order
-    u = updates[perm]
+    u = gather_at(updates, perm)
     start = jnp.concatenate([jnp.ones((1,), bool), sorted_targets[1:] != sorted_targets[:-1]])
     end = jnp.concatenate([start[1:], jnp.ones((1,), bool)])
     prefix = _segmented_product(jnp.concatenate([one, u[:-1]]), start)
     suffix = _segmented_product(jnp.concatenate([one, u[::-1][:-1]]), end[::-1])[::-1]
-    others = jnp.zeros_like(updates).at[perm].set(prefix * suffix, unique_indices=True)
-    product = jnp.ones((n,), updates.dtype).at[targets].mul(updates, mode="drop")
+    others = scatter_at(jnp.zeros_like(updates), perm, prefix * suffix, unique=True)
+    product = scatter_at(jnp.ones((n,), updates.dtype), targets, updates, "mul")
     return product, others
 
 
@@ -187,17 +241,43 @@ def _segmented_product(values: jax.Array, start: jax.Array) -> jax.Array:
     def op(a: tuple[jax.Array, jax.Array], b: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array]:
         return a[0] | b[0], jnp.where(b[0], b[1], a[1] * b[1])
 
+    if not concrete_shape(values.shape):  # jax.export: JAX's associative_scan needs a known length
+        return _doubling_scan(op, start, values)
     return lax.associative_scan(op, (start, values))[1]
+
+
+def _doubling_scan(op: Callable, start: jax.Array, values: jax.Array) -> jax.Array:
+    """The same scan for a symbolic length: log2(m) steps in a `lax.while_loop`, each
+    combining every element with the one ``shift`` before it (Hillis-Steele; the products
+    are grouped otherwise than `lax.associative_scan` groups them, so they may round otherwise)."""
+    m = values.shape[0]
+    iota = lax.iota(position_dtype(m), m)
+    size = size_scalar(m, iota.dtype)
+
+    def body(state: tuple[jax.Array, jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array, jax.Array]:
+        shift, flags, products = state
+        source = iota - shift  # wraps below shift: masked
+        has = iota >= shift
+        earlier = (gather_at(flags, source), gather_at(products, source))
+        new_flags, new_products = op(earlier, (flags, products))
+        flags, products = jnp.where(has, new_flags, flags), jnp.where(has, new_products, products)
+        return shift + jnp.minimum(shift, size - shift), flags, products  # covers min(2 shift, m): no overflow
+
+    one = np.ones((), iota.dtype)
+    return lax.while_loop(lambda s: s[0] < size, body, (one, start, values))[2]
 
 
 def flat_dtype(op: str, shape: tuple[int, ...]) -> np.dtype:
     """The unsigned type of flat positions into an array of ``shape`` (its size marks "dropped").
 
+    A symbolic size (`jax.export`) gets uint32, as `dmljax._ops.indices.position_dtype`
+    gives it: DirectML's tensors hold at most 2^32 - 1 elements.
+
     Raises:
       ValidationError: the array has 2^32 - 1 elements or more and ``jax_enable_x64`` is off.
     """
     size = math.prod(shape)
-    if size < UINT32_MAX:
+    if not concrete_shape(shape) or size < UINT32_MAX:
         return np.dtype(np.uint32)
     if not x64_enabled():
         rule = f"be below {UINT32_MAX} (2^32 - 1) unless jax_enable_x64 is on (flat positions need uint64)"
@@ -208,7 +288,8 @@ def flat_dtype(op: str, shape: tuple[int, ...]) -> np.dtype:
 def flat_targets(coords: list[jax.Array], shape: tuple[int, ...], mode: IndexMode, dtype: np.dtype) -> jax.Array:
     """Flat positions into an array of ``shape`` from one coordinate array per dimension.
 
-    ``coords`` are unsigned arrays of one common shape (normalised positions, `normalize`);
+    ``coords`` are unsigned arrays of one common shape (normalised positions, `normalize`;
+    ``shape`` may hold `jax.export` symbolic sizes);
     a coordinate ``>= shape[d]`` is clamped, or under `IndexMode.FILL` the position is
     ``prod(shape)`` (dropped by the scatter).
 
@@ -223,9 +304,9 @@ def flat_targets(coords: list[jax.Array], shape: tuple[int, ...], mode: IndexMod
     for d, coord in enumerate(coords):
         coord = lax.convert_element_type(coord, dtype)
         if mode is IndexMode.FILL:
-            valid = valid & (coord < np.asarray(shape[d], dtype))
-        coord = jnp.minimum(coord, np.asarray(shape[d] - 1, dtype))
-        lin = lin + coord * np.asarray(math.prod(shape[d + 1 :]), dtype)
+            valid = valid & (coord < size_scalar(shape[d], dtype))
+        coord = jnp.minimum(coord, size_scalar(shape[d] - 1, dtype))
+        lin = lin + coord * size_scalar(math.prod(shape[d + 1 :]), dtype)
     if mode is IndexMode.FILL:
-        lin = jnp.where(valid, lin, np.asarray(size, dtype))
+        lin = jnp.where(valid, lin, size_scalar(size, dtype))
     return lin
