@@ -134,8 +134,9 @@ def scatter_nd(
     Duplicate tuples: with ``"none"`` they are invalid input, as for `scatter` (the winner
     is unspecified; XLA is told the indices are unique). With a reduction they are valid
     and combine exactly as ONNX's loop does, in row-major order of the updates, bit for bit
-    and on every platform (`dmljax._ops.reductions`: the cost grows with the largest number
-    of updates of one element).
+    and on every platform (`dmljax._ops.reductions`: one XLA scatter, an in-order loop, on
+    one CPU device; elsewhere float ``"add"``/``"mul"`` cost grows with the largest number of
+    updates of one element, docs/design/ordered-reductions.md).
 
     Out-of-range indices: concrete ones raise `IndexError` (``mode`` None or "checked");
     traced ones drop the update by default (`dmljax.IndexMode`: ``"clip"`` writes at the

@@ -71,8 +71,9 @@ def scatter(
     ``"add"``, ``"mul"``, ``"max"`` or ``"min"`` combine instead,
     ``output[...] = f(output[...], updates[p])`` for every ``p`` in row-major order. Then
     duplicate indices are valid and combine exactly as ONNX's loop does, bit for bit and on
-    every platform (`dmljax._ops.reductions`: the cost grows with the largest number of
-    updates of one element).
+    every platform (`dmljax._ops.reductions`: one XLA scatter, an in-order loop, on one
+    CPU device; elsewhere float ``"add"``/``"mul"`` cost grows with the largest number of
+    updates of one element, docs/design/ordered-reductions.md).
 
     Gradients: the input's gradient is the cotangent, zero where an update overwrote it;
     the updates' gradient is the cotangent gathered at their positions. With a reduction:
