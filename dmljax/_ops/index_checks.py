@@ -71,7 +71,7 @@ def prepare_indices(
     if isinstance(indices, np.ndarray):
         if policy.eager_check:
             if spans_processes(data):
-                check_host_agreed(op, indices, axis_size, axis, data.sharding.device_set)
+                check_host_agreed(op, indices, axis_size, axis, frozenset(data.sharding.device_set))
             else:
                 check_host(op, indices, axis_size, axis)
         if indices.dtype.itemsize == 8 and not x64_enabled():
@@ -142,7 +142,7 @@ def check_host_agreed(op: str, values: np.ndarray, axis_size: int, axis: int, de
         message = b""
     except IndexError as error:
         message = str(error).encode()[:_MESSAGE_BYTES]
-    digest = zlib.crc32(np.ascontiguousarray(values), zlib.crc32(f"{values.dtype}{values.shape}".encode()))
+    digest = zlib.crc32(np.ascontiguousarray(values).tobytes(), zlib.crc32(f"{values.dtype}{values.shape}".encode()))
     row = np.zeros(4 + _MESSAGE_BYTES, np.uint8)
     row[:4] = np.frombuffer(digest.to_bytes(4, "little"), np.uint8)
     row[4 : 4 + len(message)] = np.frombuffer(message, np.uint8)

@@ -263,7 +263,7 @@ def _doubling_scan(op: Callable, start: jax.Array, values: jax.Array) -> jax.Arr
         flags, products = jnp.where(has, new_flags, flags), jnp.where(has, new_products, products)
         return shift + jnp.minimum(shift, size - shift), flags, products  # covers min(2 shift, m): no overflow
 
-    one = np.ones((), iota.dtype)
+    one = jnp.ones((), iota.dtype)
     return lax.while_loop(lambda s: s[0] < size, body, (one, start, values))[2]
 
 

@@ -10,6 +10,7 @@ device the scatter runs on the flattened input at flat positions (`dmljax._core.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -133,7 +134,7 @@ def scatter(
     indices, due = prepare_indices(op, indices, input, axis, policy)
     checked = policy.checkify and isinstance(indices, jax.core.Tracer)
     args = (input, indices, updates)
-    impl = _scatter_impl
+    impl: Callable[..., jax.Array] = _scatter_impl
     if reduction != "none":
         flat_dtype(op, input.shape)
         impl = functools.partial(_scatter_reduce_impl, reduction=reduction)

@@ -8,6 +8,8 @@ Python number or NumPy array (TensorFlow's Python-rate path), ``x / (1 - rate)``
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -79,7 +81,7 @@ def dropout(
     if known is not None and not isinstance(rate, jax.Array):  # TensorFlow's Python-rate path
         wide = np.asarray(known, np.float64)
         threshold, scale = wide.astype(dtype), (1 / (1 - wide)).astype(dtype)
-        args = (_dropout_scaled, _dropout_scaled_wide, state, x, threshold, scale, out_sharding)
+        args: tuple[Any, ...] = (_dropout_scaled, _dropout_scaled_wide, state, x, threshold, scale, out_sharding)
     else:
         args = (_dropout, _dropout_wide, state, x, rate, out_sharding)
     values, new_state = vector_width.call(*args)

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.extend
@@ -63,7 +65,7 @@ def _seed(seed: jax.Array) -> jax.Array:
 def _split(state: jax.Array, shape: tuple[int, ...]) -> jax.Array:
     shape = _dims(shape)
     if not isinstance(math.prod(shape), int):  # a `jax.export` symbolic count: checked by nobody (guide)
-        return _split_jit.__wrapped__(state, shape)
+        return _split_jit.__wrapped__(state, shape)  # type: ignore[attr-defined]
     if math.prod(shape) > MAX_SPLIT_KEYS:
         rule = "ask for at most 2**32 keys (a child's index is one 32-bit word)"
         raise fail("jax.random.split with dmljax.prng_impl", "shape", rule, shape, f"{math.prod(shape)} keys")
@@ -81,7 +83,7 @@ def _fold_in(state: jax.Array, data: jax.Array) -> jax.Array:
     return derive(state, jnp.asarray(data).astype(jnp.uint32), FOLD_IN_TAG)
 
 
-def _dims(shape: tuple[int, ...]) -> tuple[int, ...]:
+def _dims(shape: tuple[Any, ...]) -> tuple[Any, ...]:
     """``shape`` with ints as Python ints; `jax.export` symbolic sizes kept as they are."""
     return tuple(d if jax.export.is_symbolic_dim(d) else int(d) for d in shape)
 
@@ -210,8 +212,10 @@ def register(spec: object = prng_impl) -> bool:
 
         impl = spec._impl  # type: ignore[attr-defined]
         holder = jax_config.default_prng_impl
-        jax_parser = holder._parser
+        jax_parser: Callable[[object], object] | None = holder._parser
     except (ImportError, AttributeError):
+        return False
+    if jax_parser is None:
         return False
     if jax_prng.prngs.setdefault(impl.name, impl) is not impl:
         return False

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -33,7 +34,7 @@ _IMPLS = {"dmljax prng_impl": prng_impl, REFERENCE: "threefry2x32", "jax philox4
 
 @functools.cache
 def _draw(what: str, n: int, wide: bool = False):
-    options = {"compiler_options": vector_width.WIDE_VECTORS} if wide else {}
+    options: dict[str, Any] = {"compiler_options": vector_width.WIDE_VECTORS} if wide else {}
     if what == "bits":
         return jax.jit(lambda key: jax.random.bits(key, (n,), jnp.uint32), **options)
     return jax.jit(lambda key: jax.random.uniform(key, (n,), jnp.float32), **options)

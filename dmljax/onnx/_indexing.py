@@ -30,7 +30,7 @@ _I64 = np.dtype(np.int64)
 # Types whose Where (gathers' fill) or Pad (scatter's drop) onnxruntime's CPU provider lacks
 # or mistypes (a float16 zero initializer becomes FLOAT): the subgraph runs in a wider type
 # that holds every value exactly, with a Cast on either side.
-_CARRIER = {
+_CARRIER: dict[np.dtype, np.dtype] = {
     np.dtype(np.float16): np.dtype(np.float32),
     np.dtype(jnp.bfloat16): np.dtype(np.float32),
     np.dtype(np.int16): np.dtype(np.int32),
