@@ -15,8 +15,11 @@ import time
 
 import numpy as np
 
-PROCESSES = 2
-LOCAL_DEVICES = 2
+if __package__:  # imported by the test module
+    from tests.multiprocess_worker import LOCAL_DEVICES, PROCESSES, join
+else:  # run as a script: its folder is on sys.path
+    from multiprocess_worker import LOCAL_DEVICES, PROCESSES, join  # type: ignore[no-redef]  # noqa: F401
+
 TIMEOUT_S = 30
 ROWS, COLUMNS = 8, 6
 
@@ -61,17 +64,7 @@ def run(case: str, process_id: int, sharded, call) -> dict:
 def main(port: int, process_id: int) -> None:
     import jax
 
-    jax.config.update("jax_num_cpu_devices", LOCAL_DEVICES)
-    jax.config.update("jax_cpu_collectives_implementation", "gloo")
-    jax.distributed.initialize(
-        coordinator_address=f"127.0.0.1:{port}",
-        coordinator_bind_address=f"127.0.0.1:{port}",
-        num_processes=PROCESSES,
-        process_id=process_id,
-        initialization_timeout=TIMEOUT_S,
-        heartbeat_timeout_seconds=TIMEOUT_S,
-        shutdown_timeout_seconds=TIMEOUT_S,
-    )
+    join(port, process_id, TIMEOUT_S)
     from jax.sharding import Mesh, NamedSharding
     from jax.sharding import PartitionSpec as P
 

@@ -78,7 +78,8 @@ def compute(arrays: dict, state) -> dict:
     return jax.jit(ops)(arrays, state)
 
 
-def main(port: int, process_id: int, out: str) -> None:
+def join(port: int, process_id: int, timeout_s: int = TIMEOUT_S) -> None:
+    """Join the job of `PROCESSES` processes on 127.0.0.1:``port``, `LOCAL_DEVICES` CPU devices each (gloo)."""
     import jax
 
     jax.config.update("jax_num_cpu_devices", LOCAL_DEVICES)
@@ -88,10 +89,16 @@ def main(port: int, process_id: int, out: str) -> None:
         coordinator_bind_address=f"127.0.0.1:{port}",
         num_processes=PROCESSES,
         process_id=process_id,
-        initialization_timeout=TIMEOUT_S,
-        heartbeat_timeout_seconds=TIMEOUT_S,
-        shutdown_timeout_seconds=TIMEOUT_S,
+        initialization_timeout=timeout_s,
+        heartbeat_timeout_seconds=timeout_s,
+        shutdown_timeout_seconds=timeout_s,
     )
+
+
+def main(port: int, process_id: int, out: str) -> None:
+    import jax
+
+    join(port, process_id)
     from jax.experimental import multihost_utils
     from jax.sharding import Mesh, NamedSharding
     from jax.sharding import PartitionSpec as P

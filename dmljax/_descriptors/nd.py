@@ -25,7 +25,7 @@ from dmljax._descriptors.feature_levels import FeatureLevel
 from dmljax._descriptors.members import int_member, set_tensors
 from dmljax._descriptors.registry import Operator, register
 from dmljax._descriptors.support import FL2_1_DATA_TYPES, FL3_0_INDEX_TYPES, FL4_1_DATA_TYPES, SupportRow
-from dmljax._descriptors.validate import Check, check_output, check_row, same, tensors_of
+from dmljax._descriptors.validate import Check, check_indexed_tensors, check_output, same, tensors_of
 from dmljax._ops.nd import gather_nd, scatter_nd
 
 __all__ = ["GATHER_ND_SUPPORT", "SCATTER_ND_SUPPORT", "GatherNDOperatorDesc", "ScatterNDOperatorDesc", "right_aligned"]
@@ -148,12 +148,7 @@ def _logical(
     check: Check, row: SupportRow, desc: object, tensors: dict[str, TensorDesc]
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The rules both structs share; the meaningful input and indices sizes."""
-    check_row(check, row, tensors)
-    for member in tensors:
-        if member != "input_tensor":
-            same(check, tensors, member, "input_tensor", "dimension_count")
-        if member not in ("input_tensor", "indices_tensor"):
-            same(check, tensors, member, "input_tensor", "dtype")
+    check_indexed_tensors(check, row, tensors)
     check_output(check, "output_tensor", tensors["output_tensor"])
     count = tensors["input_tensor"].dimension_count
     shapes = []

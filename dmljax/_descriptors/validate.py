@@ -28,6 +28,7 @@ from dmljax._ops.indices import check_sizes_except_axis
 __all__ = [
     "Check",
     "check_axis",
+    "check_indexed_tensors",
     "check_indexing",
     "check_output",
     "check_row",
@@ -149,15 +150,20 @@ def check_sizes_except_axis_members(check: Check, tensors: dict[str, TensorDesc]
     check_sizes_except_axis(input_sizes, sizes, axis, check.error, *names, context, suffix)
 
 
-def check_indexing(check: Check, row: SupportRow, desc: Any) -> dict[str, TensorDesc]:
-    """Rules shared by Scatter, Gather and GatherElements: the table, ranks, data types, axis, output."""
-    tensors = tensors_of(desc)
+def check_indexed_tensors(check: Check, row: SupportRow, tensors: dict[str, TensorDesc]) -> None:
+    """The support table's row; every tensor of the input's rank, every data tensor of its type."""
     check_row(check, row, tensors)
     for member in tensors:
         if member != "input_tensor":
             same(check, tensors, member, "input_tensor", "dimension_count")
         if member not in ("input_tensor", "indices_tensor"):
             same(check, tensors, member, "input_tensor", "dtype")
+
+
+def check_indexing(check: Check, row: SupportRow, desc: Any) -> dict[str, TensorDesc]:
+    """Rules shared by Scatter, Gather and GatherElements: the table, ranks, data types, axis, output."""
+    tensors = tensors_of(desc)
+    check_indexed_tensors(check, row, tensors)
     check_axis(check, desc.axis, desc.input_tensor.dimension_count)
     check_output(check, "output_tensor", desc.output_tensor)
     return tensors
