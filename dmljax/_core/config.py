@@ -98,13 +98,13 @@ OPTIONS = (
     Option(
         "blocked_gather_elements_min_bytes",
         2**24,
-        "Smallest data (bytes) gathered in blocks on XLA CPU: 0.70-0.72x at 16 MiB, 1.32x at 8 MiB.",
+        "Smallest data (bytes) gathered in blocks on XLA CPU (AVX2 EPYC): 0.70-0.72x at 16 MiB, 1.32x at 8 MiB.",
     ),
     Option(
         "blocked_gather_elements_forward_avx512",
         False,
         "On an AVX-512 host the CPU forward runs in blocks too (the gradient always does); off, the plain "
-        "gather (a 2-core AVX-512 EPYC: blocked 1.5-3.5x slower at 16-256 MiB). " + _NOTES + "blocked-gather.md",
+        "gather (a 2-core AVX-512 EPYC: blocked 1.5-4.0x slower at 16-256 MiB). " + _NOTES + "blocked-gather.md",
     ),
     Option(
         "blocked_gather_elements_gpu_gradient_min_bytes",
