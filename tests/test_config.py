@@ -13,6 +13,7 @@ import pytest
 
 import dmljax
 from dmljax import TensorDesc, config, packed_strides
+from dmljax._core import platform
 from dmljax._core.config import OPTIONS, Config
 from tests import reference
 
@@ -179,3 +180,17 @@ def test_every_formulation_computes_what_the_oracle_computes(setting, cpu):
         index[2, 17] = 40
         with pytest.raises(IndexError, match="40"):
             dmljax.gather_elements(jnp.zeros((40, 32)), jnp.asarray(index), axis=0)
+
+
+@pytest.mark.hlo
+@pytest.mark.parametrize("avx512", [False, True], ids=["avx2", "avx512"])
+def test_forcing_every_formulation_on_runs_the_blocked_forward_on_every_host(cpu, monkeypatch, avx512):
+    """If this fails: docs/design/blocked-gather.md (the CPU forward per host class)."""
+    # The oracle test above runs the blocked forward only if the setting forces it on this host too.
+    monkeypatch.setattr(platform, "host_has_avx512", lambda: avx512)
+    jax.clear_caches()
+    spec = (jax.ShapeDtypeStruct((40, 64), jnp.float32), jax.ShapeDtypeStruct((40, 64), jnp.int32))
+    with config.override(**SETTINGS["every formulation forced on"]):
+        text = jax.jit(lambda d, i: dmljax.gather_elements(d, i, axis=0)).lower(*spec).compile().as_text()
+    jax.clear_caches()
+    assert text.split("ENTRY")[1].count(" conditional(") == 2

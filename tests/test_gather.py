@@ -12,6 +12,7 @@ from jax.test_util import check_grads
 
 import dmljax
 from dmljax import DataType, FeatureLevel, ValidationError
+from dmljax._core import platform
 from dmljax._descriptors.gather_elements import GATHER_ELEMENTS_SUPPORT
 from dmljax._descriptors.support import support_at
 from dmljax._ops.formulation import use_flat
@@ -412,9 +413,35 @@ def _long_case(rng, mode_range):
     return data, index
 
 
+@pytest.fixture
+def host_class(monkeypatch):
+    """Pin the tracing host's class: ``host_class(avx512)`` makes `platform.host_has_avx512` say ``avx512``."""
+
+    def pin(avx512: bool) -> None:
+        monkeypatch.setattr(platform, "host_has_avx512", lambda: avx512)
+        jax.clear_caches()  # nothing traced under the real host's class is reused
+
+    yield pin
+    jax.clear_caches()
+
+
+# The hosts on which the CPU forward runs in blocks: AVX2, and AVX-512 with the option on.
+BLOCKED_FORWARD_HOSTS = [
+    pytest.param(False, False, id="avx2"),
+    pytest.param(True, True, id="avx512, blocked_gather_elements_forward_avx512"),
+]
+
+
 @pytest.mark.hlo
-def test_long_axis_gather_elements_compiles_to_blocks_on_cpu(cpu):
+@pytest.mark.parametrize(("avx512", "option"), BLOCKED_FORWARD_HOSTS)
+def test_long_axis_gather_elements_compiles_to_blocks_on_cpu(cpu, host_class, avx512, option):
     """If this fails: docs/design/blocked-gather.md (the block layout and when it is used)."""
+    host_class(avx512)
+    with dmljax.config.override(blocked_gather_elements_forward_avx512=option):
+        _assert_blocked_forward_on_cpu()
+
+
+def _assert_blocked_forward_on_cpu():
     assert use_blocked(_LONG, 0, np.float32) and not use_blocked((2048, 1024), 0, np.float32)
     spec = (jax.ShapeDtypeStruct(_LONG, jnp.float32), jax.ShapeDtypeStruct(_LONG, jnp.int32))
     entry = jax.jit(lambda x, i: dmljax.gather_elements(x, i, 0)).lower(*spec).compile().as_text().split("ENTRY")[1]
@@ -423,6 +450,37 @@ def test_long_axis_gather_elements_compiles_to_blocks_on_cpu(cpu):
     assert "(f32[1,32,131072]{2,1,0}) conditional(" in entry and entry.count(" conditional(") == 2
     small = (jax.ShapeDtypeStruct((2048, 1024), jnp.float32), jax.ShapeDtypeStruct((2048, 1024), jnp.int32))
     assert "conditional(" not in jax.jit(lambda x, i: dmljax.gather_elements(x, i, 0)).lower(*small).compile().as_text()
+
+
+@pytest.mark.hlo
+def test_avx512_default_compiles_a_plain_forward_and_a_blocked_gradient_on_cpu(cpu, host_class):
+    """If this fails: docs/design/blocked-gather.md (on AVX-512 hosts the plain CPU forward wins)."""
+    host_class(True)
+    assert not dmljax.config.blocked_gather_elements_forward_avx512  # the default
+    spec = (jax.ShapeDtypeStruct(_LONG, jnp.float32), jax.ShapeDtypeStruct(_LONG, jnp.int32))
+    fwd = jax.jit(lambda x, i: dmljax.gather_elements(x, i, 0)).lower(*spec).compile().as_text()
+    assert "conditional(" not in fwd and "transpose(" not in fwd.split("ENTRY")[1]
+    grad = jax.jit(jax.grad(lambda x, i: dmljax.gather_elements(x, i, 0).sum())).lower(*spec).compile().as_text()
+    entry = grad.split("ENTRY")[1]  # the cotangent and the indices in blocks, the scatter-add, back
+    assert "(f32[1,32,131072]{2,1,0}) conditional(" in entry and entry.count(" conditional(") == 4
+
+
+@pytest.mark.hlo
+def test_programs_off_the_cpu_and_the_cpu_gradient_are_the_same_on_every_host_class(host_class):
+    """If this fails: docs/design/blocked-gather.md (only the CPU forward reads the host's class)."""
+    programs = {}
+    for avx512 in (False, True):
+        host_class(avx512)
+        for rows in (4096, 16384):  # 16 and 64 MiB: below and at the GPU forward's threshold
+            x, i = jax.ShapeDtypeStruct((rows, 1024), jnp.float32), jax.ShapeDtypeStruct((rows, 1024), jnp.int32)
+            fwd = jax.jit(lambda x, i: dmljax.gather_elements(x, i, 0))
+            grad = jax.jit(jax.grad(lambda x, i: dmljax.gather_elements(x, i, 0).sum()))
+            for name, fn in (("fwd", fwd), ("grad", grad)):
+                for p in ("cuda", "rocm", "tpu", "cpu"):
+                    programs[avx512, rows, name, p] = jax.export.export(fn, platforms=[p])(x, i).mlir_module()
+    for (avx512, rows, name, p), text in programs.items():
+        same = programs[not avx512, rows, name, p] == text
+        assert same == (name == "grad" or p != "cpu"), (rows, name, p)
 
 
 @pytest.mark.hlo
@@ -438,8 +496,9 @@ def test_short_axis_gather_elements_of_16_mib_stays_one_plain_gather_on_cpu(cpu)
 
 
 @pytest.mark.hlo
-def test_long_axis_gather_elements_is_one_plain_gather_for_gpus():
+def test_long_axis_gather_elements_is_one_plain_gather_for_gpus(host_class):
     """If this fails: docs/design/blocked-gather.md (GPUs keep the plain gather below their threshold)."""
+    host_class(False)  # an AVX2 host, whose CPU forward runs in blocks
     spec = (jax.ShapeDtypeStruct(_LONG, jnp.float32), jax.ShapeDtypeStruct(_LONG, jnp.int32))
     fn = jax.jit(lambda x, i: dmljax.gather_elements(x, i, 0))
     assert "stablehlo.transpose" not in jax.export.export(fn, platforms=["cuda"])(*spec).mlir_module()
@@ -448,7 +507,9 @@ def test_long_axis_gather_elements_is_one_plain_gather_for_gpus():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["clip", "fill"])
-def test_long_axis_gather_elements_bits_and_gradient(mode):
+@pytest.mark.parametrize("avx512", [False, True], ids=["avx2: blocked forward", "avx512: plain forward"])
+def test_long_axis_gather_elements_bits_and_gradient(mode, avx512, host_class):
+    host_class(avx512)
     rng = np.random.default_rng(12)
     data, index = _long_case(rng, _LONG[0] + 5)  # some out of range: clamped or filled
     wrapped = np.where(index < 0, index + _LONG[0], index)
@@ -587,8 +648,9 @@ def test_gpu_gradient_with_a_symbolic_index_size_keeps_jax_transpose():
 
 @pytest.mark.hlo
 @pytest.mark.parametrize("rows", [8192, 16384], ids=["32 MiB", "64 MiB"])
-def test_gpu_forward_of_a_long_axis_runs_in_blocks_from_64_mib(rows):
+def test_gpu_forward_of_a_long_axis_runs_in_blocks_from_64_mib(rows, host_class):
     """If this fails: docs/design/blocked-gather.md (the GPU forward's block threshold)."""
+    host_class(False)  # an AVX2 host, whose CPU forward runs in blocks
     # From config.blocked_gather_elements_gpu_forward_min_bytes on, the CUDA program is
     # the CPU's (the blocks in two conditionals).
     x, i = jax.ShapeDtypeStruct((rows, 1024), jnp.float32), jax.ShapeDtypeStruct((rows, 1024), jnp.int32)

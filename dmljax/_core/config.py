@@ -13,8 +13,8 @@ is an option here, read when an operator is traced, in the manner of `jax.config
 
 Setting an option clears JAX's compilation caches (`jax.clear_caches`), so that every
 function traced before, yours included, is traced again with the new value on its next
-call. The defaults were measured on a 2-core AVX2 CPU and one H100; the figures behind
-each are in the design note its help names (``docs/design/``).
+call. The defaults were measured on a 2-core AVX2 CPU, a 2-core AVX-512 CPU and one H100;
+the figures behind each are in the design note its help names (``docs/design/``).
 
 Examples:
   >>> import dmljax
@@ -98,7 +98,13 @@ OPTIONS = (
     Option(
         "blocked_gather_elements_min_bytes",
         2**24,
-        "Smallest data (bytes) gathered in blocks on XLA CPU: 0.70-0.72x at 16 MiB, 1.32x at 8 MiB.",
+        "Smallest data (bytes) gathered in blocks on XLA CPU (AVX2 EPYC): 0.70-0.72x at 16 MiB, 1.32x at 8 MiB.",
+    ),
+    Option(
+        "blocked_gather_elements_forward_avx512",
+        False,
+        "On an AVX-512 host the CPU forward runs in blocks too (the gradient always does); off, the plain "
+        "gather (a 2-core AVX-512 EPYC: blocked 1.5-4.0x slower at 16-256 MiB). " + _NOTES + "blocked-gather.md",
     ),
     Option(
         "blocked_gather_elements_gpu_gradient_min_bytes",

@@ -9,23 +9,46 @@ dimensions, partitionable) with `lax.platform_dependent`, so only the chosen bra
 compiled. The tiled and blocked ones keep two passes apart with a `lax.cond` whose two
 branches are the same function, on `opaque_predicate` (jax/jaxlib 0.10.2; their tests
 check the compiled HLO). Alternatives: docs/design/per-platform-formulations.md.
+`host_has_avx512` is the one fact about the tracing host's CPU that formulations read
+(the AVX-512 vector twins; gather_elements' CPU forward): only ever for a CPU program.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-__all__ = ["concrete_shape", "cpu_or_plain", "one_device_shape", "opaque_predicate"]
+__all__ = ["concrete_shape", "cpu_or_plain", "host_has_avx512", "one_device_shape", "opaque_predicate"]
 
 
 def concrete_shape(shape: tuple) -> bool:
     """Whether every dimension of ``shape`` is a known integer (not symbolic, as in `jax.export`)."""
     return all(isinstance(d, int | np.integer) for d in shape)
+
+
+@functools.cache
+def host_has_avx512(cpuinfo: str = "/proc/cpuinfo") -> bool:
+    """Whether this host's CPU has AVX-512F: a ``flags`` line of Linux's ``cpuinfo`` (False where none is read).
+
+    Read by CPU formulations only (a GPU or TPU program must not depend on the tracing
+    host's CPU). Call it through the module (``platform.host_has_avx512()``) so tests can
+    pin it.
+
+    Examples:
+      >>> host_has_avx512("/no/such/cpuinfo")
+      False
+    """
+    try:
+        text = Path(cpuinfo).read_text()
+    except OSError:
+        return False
+    return any(line.startswith("flags") and "avx512f" in line.split() for line in text.splitlines())
 
 
 def one_device_shape(shape: tuple) -> bool:

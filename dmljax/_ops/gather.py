@@ -28,7 +28,7 @@ from dmljax._core.errors import fail
 from dmljax._core.markers import mark
 from dmljax._core.platform import cpu_or_plain, one_device_shape, opaque_predicate
 from dmljax._ops.formulation import use_flat
-from dmljax._ops.gather_blocked import blocked, use_blocked
+from dmljax._ops.gather_blocked import blocked, blocked_forward_on_cpu, use_blocked
 from dmljax._ops.gather_grad import (
     flat_tangent,
     gather_flat_tangent,
@@ -241,8 +241,10 @@ def _gather_elements_impl(
             config.blocked_gather_elements_gpu_gradient_min_bytes,
         )
         if use_blocked(data.shape, axis, data.dtype):  # both passes in column blocks (2x faster)
+            forward_on_cpu = blocks if blocked_forward_on_cpu() else take  # the host's class: AVX-512 or not
             forward_off_cpu = blocks if use_blocked(data.shape, axis, data.dtype, gpu_forward) else take
-            forward = functools.partial(cpu_or_plain, blocks, forward_off_cpu)
+            # Always the platform choice, so that a GPU program is the same on every tracing host.
+            forward = functools.partial(cpu_or_plain, forward_on_cpu, forward_off_cpu)
             flat = functools.partial(blocked, functools.partial(flat_tangent, mode=mode), axis=axis)
         if use_blocked(data.shape, axis, data.dtype, gpu_gradient):  # off the CPU: the gradient (4x)
             tangent = functools.partial(blocks, apart=False)

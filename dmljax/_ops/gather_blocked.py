@@ -15,10 +15,11 @@ On XLA CPU (`lax.platform_dependent`; elsewhere the plain gather), with one devi
 concrete shapes whose ``axis`` has at least ``blocked_gather_elements_min_axis`` entries
 and whose axes after ``axis`` hold at least two whole blocks, from
 ``blocked_gather_elements_min_bytes`` of data (options of `dmljax.config`): 0.40-0.44x
-``take_along_axis``'s time at 256 MiB. Off the CPU the gradient's scatter-add runs in
-blocks between plain transposes from ``blocked_gather_elements_gpu_gradient_min_bytes``,
-the forward gather in the conditionals from
-``blocked_gather_elements_gpu_forward_min_bytes``. The result is the plain gather's, bit
+``take_along_axis``'s time at 256 MiB on an AVX2 host; on an AVX-512 host only the
+gradient runs in blocks (`blocked_forward_on_cpu`: there the plain forward wins). Off
+the CPU the gradient's scatter-add runs in blocks between plain transposes from
+``blocked_gather_elements_gpu_gradient_min_bytes``, the forward gather in the
+conditionals from ``blocked_gather_elements_gpu_forward_min_bytes``. The result is the plain gather's, bit
 for bit.
 Under `jax.vmap` XLA folds the conditional away: right, not faster.
 Measurements and alternatives: docs/design/blocked-gather.md.
@@ -33,10 +34,11 @@ import jax
 import numpy as np
 from jax import lax
 
+from dmljax._core import platform
 from dmljax._core.config import config
 from dmljax._core.platform import one_device_shape, opaque_predicate
 
-__all__ = ["blocked", "use_blocked"]
+__all__ = ["blocked", "blocked_forward_on_cpu", "use_blocked"]
 
 # Bytes of one column block: 32 float32 (16 and 64 measured slower: docs/design/blocked-gather.md).
 _BLOCK_BYTES = 128
@@ -66,6 +68,21 @@ def use_blocked(shape: tuple, axis: int, dtype: jax.typing.DTypeLike, min_bytes:
     dtype = np.dtype(dtype)
     inner, block, itemsize = math.prod(shape[axis + 1 :]), _block(dtype), dtype.itemsize
     return inner % block == 0 and inner >= 2 * block and math.prod(shape) * itemsize >= min_bytes
+
+
+def blocked_forward_on_cpu() -> bool:
+    """Whether XLA CPU programs gather forward in blocks where `use_blocked`: not on AVX-512 hosts, by default.
+
+    A heuristic on the tracing host's class (``blocked_gather_elements_forward_avx512``):
+    the AVX-512 host measured serves random reads fast enough that the plain gather wins
+    (docs/design/blocked-gather.md). The gradient runs in blocks on every host; programs
+    for other platforms never read this.
+
+    Examples:
+      >>> blocked_forward_on_cpu() == (not platform.host_has_avx512())
+      True
+    """
+    return config.blocked_gather_elements_forward_avx512 or not platform.host_has_avx512()
 
 
 def blocked(

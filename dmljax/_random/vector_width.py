@@ -24,30 +24,19 @@ Why and what was measured: docs/design/vector-width.md.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import jax
 from jax._src import core  # trace_state_clean: is this call the top level?
 
 from dmljax._core.config import config
+from dmljax._core.platform import host_has_avx512  # re-exported: tests pin it here
 
 __all__ = ["WIDE_VECTORS", "applies", "call", "default_platform", "host_has_avx512", "twin_jit", "wide_jit"]
 
 # XLA CPU's DebugOptions field xla_cpu_prefer_vector_width (bits): docs/design/vector-width.md.
 WIDE_VECTORS = {"xla_cpu_prefer_vector_width": 512}
-
-
-@functools.cache
-def host_has_avx512(cpuinfo: str = "/proc/cpuinfo") -> bool:
-    """Whether this host's CPU has AVX-512F: a ``flags`` line of Linux's ``cpuinfo`` (False where none is read)."""
-    try:
-        text = Path(cpuinfo).read_text()
-    except OSError:
-        return False
-    return any(line.startswith("flags") and "avx512f" in line.split() for line in text.splitlines())
 
 
 def applies(*args: Any) -> bool:

@@ -10,10 +10,10 @@ Contenders, the first under test: ``dmljax``; ``jnp`` (the reference for ratios)
 idiomatic hand-written formulation of the same semantics (``take_along_axis``, and ``take``
 after wrapping negative indices, with ``mode="clip"``; ``put_along_axis`` with
 ``mode="drop"``; basic slicing + ``flip``);
-``numpy`` for forward passes; ``flat`` for scatter (a named baseline: the fastest
+``numpy`` for forward passes; ``flat`` for scatter (a contender: the fastest
 formulation measured, one 1-D scatter at flat positions); ``blocked`` for gather_elements along
-axis 0 (the reference of the forward pass from 16 MiB of data on, where it is the fastest
-formulation found: `dmljax._ops.gather_blocked` written with ``jnp``); ``torch`` (CPU, when installed:
+axis 0 (a contender: `dmljax._ops.gather_blocked` written with ``jnp``, the fastest forward
+found on an AVX2 host, not on an AVX-512 one); ``torch`` (CPU, when installed:
 `dmljax.bench._torch`) forward and backward. Backward cases time ``grad(sum(op(x) * cotangent))``.
 """
 
@@ -91,9 +91,8 @@ def _fwd_bwd(
     ops: dict[str, Callable],
     numpy_fn: Callable,
     diff: tuple,
-    reference: str = "jnp",
 ) -> list[Case]:
-    """A forward case (all contenders) and a backward case (JAX contenders) of one op."""
+    """A forward case (all contenders) and a backward case (JAX contenders) of one op; ratios against ``jnp``."""
     dev = tuple(jnp.asarray(a) for a in args)
     fwd = {k: jax.jit(f) for k, f in ops.items()}
     ct = jnp.ones(jax.eval_shape(ops["dmljax"], *dev).shape, jnp.float32)  # x64 or not: float32
@@ -105,7 +104,7 @@ def _fwd_bwd(
     contenders: dict[str, Callable[[], Any]] = {k: functools.partial(f, *dev) for k, f in fwd.items()}
     contenders["numpy"] = lambda: numpy_fn(*args)
     return [
-        Case(group, f"{name} fwd", nbytes, contenders, reference=reference),
+        Case(group, f"{name} fwd", nbytes, contenders, reference="jnp"),
         Case(
             group, f"{name} bwd", 2 * nbytes, {k: functools.partial(f, *dev) for k, f in bwd.items()}, reference="jnp"
         ),
@@ -118,18 +117,16 @@ def _gather_elements_cases(rng: np.random.Generator, x: np.ndarray, axis: int, d
         "dmljax": lambda x, i: dmljax.gather_elements(x, i, axis),
         "jnp": lambda x, i: jnp.take_along_axis(x, i, axis, mode="clip"),
     }
-    reference = "jnp"
     if axis == 0 and x.shape[1] % 32 == 0:
         ops["blocked"] = _blocked_take_rows
-        reference = "blocked" if x.nbytes >= dmljax.config.blocked_gather_elements_min_bytes else "jnp"
     name = f"gather_elements axis={axis} {x.shape}"
     numpy_fn = lambda x, i: np.take_along_axis(x, i, axis)  # noqa: E731
-    cases = _fwd_bwd("gather_elements", name, 2 * x.nbytes + i.nbytes, (x, i), ops, numpy_fn, (0,), reference)
+    cases = _fwd_bwd("gather_elements", name, 2 * x.nbytes + i.nbytes, (x, i), ops, numpy_fn, (0,))
     return _torch.with_torch(cases, _torch.gather_elements(x, i, axis))
 
 
 def _blocked_take_rows(x: jax.Array, i: jax.Array) -> jax.Array:
-    """Named baseline (the fastest formulation measured): take_along_axis(axis=0) in 32-column blocks.
+    """Contender (the fastest forward measured on an AVX2 host): take_along_axis(axis=0) in 32-column blocks.
 
     Each ``lax.cond`` has a predicate XLA cannot fold and two equal branches: the first
     writes the data and indices as ``(C/32, R * 32)`` blocks, the second gathers within them.
@@ -190,7 +187,7 @@ def _scatter_cases(rng: np.random.Generator, x: np.ndarray, dtype: str) -> list[
 
 
 def _flat_scatter_rows(x: jax.Array, i: jax.Array, u: jax.Array) -> jax.Array:
-    """Named baseline (the fastest formulation measured): one 1-D scatter at uint32 ``r * C + i``.
+    """Contender (the fastest formulation measured): one 1-D scatter at uint32 ``r * C + i``.
 
     Negative indices wrapped; out of range mapped to ``R * C`` and dropped. Single device only
     (the flat positions merge the axes: under sharding they all-gather).

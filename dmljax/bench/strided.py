@@ -4,11 +4,12 @@ Each case is a float32 tensor of about ``nbytes`` bytes; contenders: dmljax (jit
 descriptor static), the hand-written ``jnp`` formulation of the same layout (the
 reference for ratios), NumPy's ``as_strided(...).copy()`` and, when installed, torch's
 ``as_strided(...).clone()`` (`dmljax.bench._torch`). The NHWC read and the padded write
-also run backward. The padded write's reference is the fastest formulation found,
-``concat``: the value rows next to the buffer's pad columns. It runs on DirectML's
+also run backward; every case's reference is ``jnp``, and the fastest formulations found
+run beside it as contenders. The padded write's: ``concat``, the value rows next to the
+buffer's pad columns. It runs on DirectML's
 minimum buffer, which ends at the last element, 8 short of the last row's padding (XLA
 then copies the output once more: `dmljax._buffers.strided`), and, forward only, on a buffer of
-whole rows (one pass). The NHWC read's reference is the fastest found at its size
+whole rows (one pass). The NHWC read's, the fastest found at each size
 (`dmljax._buffers.transpose`): ``tiles16`` (16x16 tiles, then 64-byte rows, which XLA CPU fuses
 into one loop) below ``dmljax.config.tiled_transpose_two_pass_min_bytes``, ``two_pass``
 (the same two steps kept apart by a conditional XLA cannot fold) from there on.
@@ -24,7 +25,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-import dmljax
 from dmljax._buffers.strided import read_tensor, write_tensor
 from dmljax._buffers.tensor_desc import TensorDesc, packed_strides
 from dmljax.bench import _torch
@@ -47,7 +47,7 @@ def _as_strided(buffer: np.ndarray, desc: TensorDesc):
     return lambda: np.lib.stride_tricks.as_strided(buffer, desc.sizes, strides).copy()
 
 
-def _read_case(name: str, desc: TensorDesc, buffer_len: int, hand_written, extra=(), reference="jnp") -> Case:
+def _read_case(name: str, desc: TensorDesc, buffer_len: int, hand_written, extra=()) -> Case:
     host = np.arange(buffer_len, dtype=np.float32)
     buffer = jnp.asarray(host)
     ours = jax.jit(lambda b: read_tensor(b, desc))
@@ -60,7 +60,7 @@ def _read_case(name: str, desc: TensorDesc, buffer_len: int, hand_written, extra
     }
     for key, fn in extra:
         contenders[key] = functools.partial(jax.jit(fn), buffer)
-    return Case("read_tensor", name, (buffer_len + desc.element_count) * 4, contenders, reference)
+    return Case("read_tensor", name, (buffer_len + desc.element_count) * 4, contenders, "jnp")
 
 
 def _write_case(name: str, desc: TensorDesc, buffer_len: int, hand_written, fastest=None) -> Case:
@@ -80,12 +80,11 @@ def _write_case(name: str, desc: TensorDesc, buffer_len: int, hand_written, fast
     if fastest is not None:
         contenders[fastest[0]] = functools.partial(jax.jit(fastest[1]), buffer, value)
     contenders.update(_torch.write_strided(host_buffer, host_value, desc.strides))
-    reference = "jnp" if fastest is None else fastest[0]
-    return Case("write_tensor", name, (buffer_len + desc.element_count) * 4, contenders, reference)
+    return Case("write_tensor", name, (buffer_len + desc.element_count) * 4, contenders, "jnp")
 
 
-def _backward_case(group: str, name: str, nbytes: int, functions: dict, args: tuple, reference: str) -> Case:
-    """The VJP of each formulation in ``functions``, ratios against ``reference``.
+def _backward_case(group: str, name: str, nbytes: int, functions: dict, args: tuple) -> Case:
+    """The VJP of each formulation in ``functions`` (one of them ``jnp``), ratios against ``jnp``.
 
     The cotangent is an argument (a constant one would be folded into the program).
     """
@@ -97,7 +96,7 @@ def _backward_case(group: str, name: str, nbytes: int, functions: dict, args: tu
         return jax.jit(lambda ct, *a: jax.vjp(fn, *a)[1](ct))
 
     contenders = {key: functools.partial(vjp(fn), cotangent, *args) for key, fn in functions.items()}
-    return Case(group, f"{name} bwd", nbytes, contenders, reference)
+    return Case(group, f"{name} bwd", nbytes, contenders, "jnp")
 
 
 def cases(sizes_bytes: Sequence[int]) -> list[Case]:
@@ -122,7 +121,6 @@ def cases(sizes_bytes: Sequence[int]) -> list[Case]:
                     ("tiles16", lambda b, s=sizes: _tiles16_nhwc_read(b, s)),
                     ("two_pass", lambda b, s=sizes: _two_pass_nhwc_read(b, s)),
                 ),
-                "two_pass" if count * 4 >= dmljax.config.tiled_transpose_two_pass_min_bytes else "tiles16",
             ),
             _backward_case(
                 "read_tensor",
@@ -134,7 +132,6 @@ def cases(sizes_bytes: Sequence[int]) -> list[Case]:
                     "tiles16": lambda b, s=sizes: _tiles16_nhwc_read(b, s),
                 },
                 (jnp.arange(count, dtype=jnp.float32),),
-                "jnp",
             ),
             _read_case(
                 f"padded rows +8 {sizes}", padded, padded.min_buffer_elements, lambda b, s=sizes: _hand_padded(b, s)
@@ -169,7 +166,6 @@ def cases(sizes_bytes: Sequence[int]) -> list[Case]:
                     "concat": lambda b, v, s=sizes: _concat_padded_write(b, v, s),
                 },
                 (jnp.zeros(padded.min_buffer_elements, jnp.float32), jnp.ones(sizes, jnp.float32)),
-                "concat",
             ),
         ]
         out[start:] = sized(out[start:], 4 * count)  # every layout holds the count elements of sizes
