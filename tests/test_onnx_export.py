@@ -327,6 +327,123 @@ def test_jax_still_works_after_an_export():
     assert dmljax.gather is not None and dmljax.gather.__module__ == "dmljax._ops.gather"
 
 
+# --- control flow, vmap of the ND operators, gradients -------------------------------------
+
+
+def all_node_types(graph) -> list[str]:
+    """The node types of ``graph`` and of its subgraphs (Loop and If bodies), depth first."""
+    types = []
+    for node in graph.node:
+        types.append(node.op_type)
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                types += all_node_types(attr.g)
+    return types
+
+
+def check_body(model, present, absent=("GatherND", "ScatterND")):
+    """The bodies hold dmljax's nodes (``present``) and not jax2onnx's lowerings of the implementation."""
+    types = all_node_types(model.graph)
+    assert set(present) <= set(types) and not set(absent) & set(types), types
+
+
+def scan_steps(t, steps):
+    def step(carry, i):
+        rows = dmljax.gather(t, i, axis=0)
+        where = i[:, None] * jnp.ones((1, t.shape[1]), i.dtype)
+        return dmljax.scatter(carry, where, rows + carry[: i.shape[0]], axis=0, mode="fill"), None
+
+    return jax.lax.scan(step, jnp.zeros_like(t), steps)[0]
+
+
+def test_scan_over_gather_and_scatter_steps():
+    rng = np.random.default_rng(40)
+    steps = np.array([[1, 4], [0, 2], [3, -1], [9, 2]], np.int32)  # -1 wraps, 9 is dropped by fill
+    model = check_export(scan_steps, table(rng, 5, 2), steps, nodes=["Loop"])
+    check_body(model, ["Gather", "ScatterElements"])
+
+
+def test_fori_loop_with_constant_and_traced_bounds():
+    rng = np.random.default_rng(41)
+    data, indices = table(rng, 4, 3), np.array([3, 0, -2, 1], np.int32)
+    body = lambda k, c, i: dmljax.gather(c, i, axis=0) + dmljax.slice1(c, (0, 0), (4, 3), (-1, 1))  # noqa: E731
+    fixed = lambda d, i: jax.lax.fori_loop(0, 3, lambda k, c: body(k, c, i), d)  # noqa: E731  (a scan)
+    check_body(check_export(fixed, data, indices, nodes=["Loop"]), ["Gather", "Slice"])
+    for n in (0, 3):  # a while loop
+        traced = lambda d, i, n: jax.lax.fori_loop(0, n, lambda k, c: body(k, c, i), d)  # noqa: E731
+        model = check_export(traced, data, indices, np.int32(n), nodes=["Loop"])
+        check_body(model, ["Gather", "Slice"])
+
+
+@pytest.mark.parametrize("pick", [0, 1, 2])
+def test_cond_and_switch_with_dmljax_operators_in_the_branches(pick):
+    rng = np.random.default_rng(42)
+    data, indices = table(rng, 5, 2), np.array([4, -5, 7], np.int32)
+    branches = [
+        lambda d, i: dmljax.gather(d, i, axis=0, mode="fill"),
+        lambda d, i: dmljax.slice1(d, (2, 0), (3, 2), (-1, 1)),
+        lambda d, i: dmljax.gather_nd(d, i[:, None] % 5),
+    ]
+    model = check_export(lambda d, i, p: jax.lax.switch(p, branches, d, i), data, indices, np.int32(pick))
+    check_body(model, ["If", "Gather", "Slice", "GatherND"], absent=())
+    two = lambda d, i, p: jax.lax.cond(p > 0, branches[0], branches[1], d, i)  # noqa: E731
+    check_body(check_export(two, data, indices, np.int32(pick)), ["If", "Gather", "Slice"])
+
+
+def test_vmap_of_gather_nd_and_scatter_nd_stays_one_node():
+    rng = np.random.default_rng(43)
+    data, updates = table(rng, 3, 4, 5), table(rng, 3, 2)
+    indices = np.array([[[1, 2], [0, 9]], [[3, 0], [-2, 2]], [[0, 0], [1, 1]]], np.int32)
+    check_export(
+        jax.vmap(lambda d, i: dmljax.gather_nd(d, i)), data, indices, exact_nodes=["Cast", "Max", "Min", "GatherND"]
+    )
+    over_indices = jax.vmap(lambda d, i: dmljax.gather_nd(d, i, mode="fill"), in_axes=(None, 0))
+    model = check_export(over_indices, data[0], indices, nodes=["GatherND"])
+    assert node_types(model).count("GatherND") == 1
+    for in_axes in ((0, 0, 0), (None, 0, 0), (0, None, None)):
+        fn = jax.vmap(lambda x, i, u: dmljax.scatter_nd(x, i, u), in_axes=in_axes)
+        args = [a if axis == 0 else a[0] for a, axis in zip((data, indices, updates), in_axes, strict=True)]
+        model = check_export(fn, *args, nodes=["ScatterND"])
+        assert node_types(model).count("ScatterND") == 1
+
+
+def check_gradient(fn, *args):
+    """Export ``jax.grad(fn)``, run it on onnxruntime, compare with JAX (sums may differ in order)."""
+    model = dmljax.onnx.export(jax.grad(fn), *args)
+    onnx.checker.check_model(model, full_check=True)
+    (got,) = run(model, *args)
+    np.testing.assert_allclose(got, np.asarray(jax.jit(jax.grad(fn))(*args)), rtol=1e-6, atol=1e-6)
+    return model
+
+
+@pytest.mark.slow
+def test_gradients_of_gather_gather_nd_and_scatter_nd():
+    rng = np.random.default_rng(44)
+    data, indices = table(rng, 5, 2), np.array([4, 0, 4, -1, 9], np.int32)  # repeats; 9 clipped
+    check_gradient(lambda t, i: (dmljax.gather(t, i, axis=0) ** 2).sum(), data, indices)
+    fill = lambda t, i: (dmljax.gather(t, i, axis=0, mode="fill") ** 3).sum()  # noqa: E731
+    check_gradient(fill, data, indices)
+    along_1 = lambda t, i: (dmljax.gather(t, i, axis=1) ** 2).sum()  # noqa: E731  (a lax.platform_dependent tangent)
+    check_gradient(along_1, table(rng, 3, 6), indices)
+    nd = np.array([[1, 2], [0, 4], [1, 2], [-1, 0]], np.int32)  # 4 clipped to 3
+    check_gradient(lambda d, i: (dmljax.gather_nd(d, i) ** 2).sum(), table(rng, 3, 4, 5), nd)
+    updates, at = table(rng, 3, 2), np.array([[1], [3], [1]], np.int32)  # a repeated row: the last write wins
+    check_gradient(lambda x, u: (dmljax.scatter_nd(x, at, u) ** 2).sum(), data, updates)
+
+
+@pytest.mark.xfail(strict=True, raises=NotImplementedError, reason="jax2onnx: 'scatter pattern not supported'")
+@pytest.mark.parametrize("which", ["gather_elements", "scatter"])
+def test_gradients_of_the_elementwise_operators_do_not_export_yet(which):
+    """Their gradients are lax gathers/scatters with batching dimensions, which jax2onnx 0.17 cannot lower."""
+    rng = np.random.default_rng(45)
+    data = table(rng, 5, 2)
+    if which == "gather_elements":
+        check_gradient(lambda d, i: (dmljax.gather_elements(d, i, axis=1) ** 2).sum(), data, np.array([[1, 0]] * 5))
+    else:
+        at = np.array([[1, 0], [1, 3]], np.int32)
+        check_gradient(lambda x, u: (dmljax.scatter(x, at, u, axis=0) ** 2).sum(), data, table(rng, 2, 2))
+
+
 # --- refused ---------------------------------------------------------------------------------
 
 
