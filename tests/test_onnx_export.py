@@ -23,8 +23,38 @@ F32 = np.float32
 
 def run(model, *args):
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    if any(spec.type == BF16_TYPE for spec in (*session.get_inputs(), *session.get_outputs())):
+        return run_bfloat16(session, *args)
     feeds = {spec.name: np.asarray(a) for spec, a in zip(session.get_inputs(), args, strict=True)}
     return session.run(None, feeds)
+
+
+BF16_TYPE = "tensor(bfloat16)"
+
+
+def run_bfloat16(session, *args):
+    """Run with bfloat16 inputs or outputs: onnxruntime's NumPy feeds reject ml_dtypes' bfloat16
+    ("Numpy_type 256 can't be converted") and ``OrtValue.numpy()`` cannot return one, so the
+    bfloat16 tensors are OrtValues over uint16 views (ONNX type 16), outputs preallocated (static shapes)."""
+    binding, outs = session.io_binding(), []
+    for spec, a in zip(session.get_inputs(), args, strict=True):
+        a = np.asarray(a)
+        if spec.type == BF16_TYPE:
+            binding.bind_ortvalue_input(
+                spec.name, ort.OrtValue.ortvalue_from_numpy_with_onnx_type(a.view(np.uint16), 16)
+            )
+        else:
+            binding.bind_cpu_input(spec.name, a)
+    for spec in session.get_outputs():
+        if spec.type == BF16_TYPE:
+            outs.append(np.zeros(spec.shape, np.uint16))
+            binding.bind_ortvalue_output(spec.name, ort.OrtValue.ortvalue_from_numpy_with_onnx_type(outs[-1], 16))
+        else:
+            outs.append(None)
+            binding.bind_output(spec.name, "cpu")
+    session.run_with_iobinding(binding)
+    got = binding.get_outputs()
+    return [got[k].numpy() if out is None else out.view(jnp.bfloat16) for k, out in enumerate(outs)]
 
 
 def node_types(model) -> list[str]:
@@ -325,6 +355,21 @@ def test_jax_still_works_after_an_export():
         got = fn(jnp.asarray(data), jnp.asarray(indices), axis=0)
         assert got.shape[-1] == 4
     assert dmljax.gather is not None and dmljax.gather.__module__ == "dmljax._ops.gather"
+
+
+# --- bfloat16 (fed through OrtValues) --------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["fill", "clip"])
+def test_bfloat16_fill_and_drop_run_in_float32_between_casts(mode):
+    rng = np.random.default_rng(46)
+    data, indices = table(rng, 5, 2, dtype=jnp.bfloat16), np.array([1, -1, 7, -9], np.int32)
+    casts = ["Cast"] if mode == "fill" else []
+    check_export(lambda d, i: dmljax.gather(d, i, axis=0, mode=mode), data, indices, nodes=["Gather", *casts])
+    elements = np.array([[1, 0], [4, -8], [9, 0]], np.int32)
+    check_export(lambda d, i: dmljax.gather_elements(d, i, axis=0, mode=mode), data, elements, nodes=casts)
+    where, updates = np.array([[0, 1], [9, -1]], np.int32), table(rng, 2, 2, dtype=jnp.bfloat16)
+    check_export(lambda x, i, u: dmljax.scatter(x, i, u, axis=0, mode=mode), data, where, updates, nodes=casts)
 
 
 # --- control flow, vmap of the ND operators, gradients -------------------------------------
