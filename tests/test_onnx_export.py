@@ -452,12 +452,13 @@ def test_vmap_of_gather_nd_and_scatter_nd_stays_one_node():
         assert node_types(model).count("ScatterND") == 1
 
 
-def check_gradient(fn, *args):
+def check_gradient(fn, *args, argnums=0, opset=None):
     """Export ``jax.grad(fn)``, run it on onnxruntime, compare with JAX (sums may differ in order)."""
-    model = dmljax.onnx.export(jax.grad(fn), *args)
+    grad = jax.grad(fn, argnums=argnums)
+    model = dmljax.onnx.export(grad, *args, opset=opset)
     onnx.checker.check_model(model, full_check=True)
     (got,) = run(model, *args)
-    np.testing.assert_allclose(got, np.asarray(jax.jit(jax.grad(fn))(*args)), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(got, np.asarray(jax.jit(grad)(*args)), rtol=1e-6, atol=1e-6)
     return model
 
 
@@ -476,17 +477,54 @@ def test_gradients_of_gather_gather_nd_and_scatter_nd():
     check_gradient(lambda x, u: (dmljax.scatter_nd(x, at, u) ** 2).sum(), data, updates)
 
 
-@pytest.mark.xfail(strict=True, raises=NotImplementedError, reason="jax2onnx: 'scatter pattern not supported'")
-@pytest.mark.parametrize("which", ["gather_elements", "scatter"])
-def test_gradients_of_the_elementwise_operators_do_not_export_yet(which):
-    """Their gradients are lax gathers/scatters with batching dimensions, which jax2onnx 0.17 cannot lower."""
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", [None, "clip", "fill"])
+def test_gradients_of_gather_elements_and_scatter_are_elements_nodes(mode):
+    """Their gradients are elementwise lax gathers/scatters (batching dimensions), exported as
+    GatherElements/ScatterElements (jax2onnx alone: 'scatter pattern not supported')."""
     rng = np.random.default_rng(45)
-    data = table(rng, 5, 2)
-    if which == "gather_elements":
-        check_gradient(lambda d, i: (dmljax.gather_elements(d, i, axis=1) ** 2).sum(), data, np.array([[1, 0]] * 5))
-    else:
-        at = np.array([[1, 0], [1, 3]], np.int32)
-        check_gradient(lambda x, u: (dmljax.scatter(x, at, u, axis=0) ** 2).sum(), data, table(rng, 2, 2))
+    data, picks = table(rng, 5, 3), np.array([[1, 0, -1], [2, 9, 0], [-4, 1, 1], [0, 0, 2], [2, 1, -3]], np.int32)
+    gather = lambda d, i: (dmljax.gather_elements(d, i, axis=1, mode=mode) ** 2).sum()  # noqa: E731
+    model = check_gradient(gather, data, picks)
+    assert {"GatherElements", "ScatterElements"} & set(node_types(model)), node_types(model)
+    at, updates = np.array([[1, 0, 4], [1, 3, -1], [7 if mode else -2, 2, 0]], np.int32), table(rng, 3, 3)
+    for reduction in ("none", "add", "max"):
+        scatter = lambda x, u, r=reduction: (dmljax.scatter(x, at, u, axis=0, mode=mode, reduction=r) ** 2).sum()  # noqa: E731
+        for argnums in (0, 1):
+            model = check_gradient(scatter, data, updates, argnums=argnums)
+            assert "ScatterND" not in node_types(model), node_types(model)
+
+
+def test_a_gradient_that_needs_a_scatter_reduction_names_the_opset():
+    fn = jax.grad(lambda d, i: (dmljax.gather_elements(d, i, axis=1) ** 2).sum())
+    with pytest.raises(dmljax.ValidationError, match=r"opset must be >= 16 .*'add'.*got opset=13"):
+        dmljax.onnx.export(fn, np.ones((2, 3), F32), np.zeros((2, 2), np.int32), opset=13)
+    model = dmljax.onnx.export(fn, np.ones((2, 3), F32), np.zeros((2, 2), np.int32), opset=16)
+    assert "ScatterElements" in node_types(model)
+
+
+@pytest.mark.parametrize("mode", ["clip", "fill", "promise_in_bounds"])
+def test_elementwise_lax_gather_and_scatter_keep_lax_index_semantics(mode):
+    """A negative index is out of range for lax (not counted from the end); under promise_in_bounds
+    XLA clamps a gather's index and skips a scatter's update: the model does the same."""
+    rng = np.random.default_rng(48)
+    data, picks, updates = table(rng, 4, 3), np.array([[2, -1], [1, 5], [3, 0], [0, -4]], np.int32), table(rng, 4, 2)
+    gnums = jax.lax.GatherDimensionNumbers((), (1,), (1,), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+    snums = jax.lax.ScatterDimensionNumbers(
+        (), (1,), (1,), operand_batching_dims=(0,), scatter_indices_batching_dims=(0,)
+    )
+    gather = lambda d, i: jax.lax.gather(d, i[..., None], gnums, (1, 1), mode=mode)  # noqa: E731
+    check_export(gather, data, picks, nodes=["GatherElements"])
+    scatter = lambda d, i, u: jax.lax.scatter_add(d, i[..., None], u, snums, mode=mode)  # noqa: E731
+    check_export(scatter, data, picks, updates, nodes=["ScatterElements"])
+
+
+def test_take_along_axis_is_one_gather_elements():
+    rng = np.random.default_rng(47)
+    data, picks = table(rng, 4, 3), np.array([[2, 0], [1, 5], [-1, 0], [0, -9]], np.int32)
+    for mode in ("clip", "fill", None):
+        fn = lambda d, i, mode=mode: jnp.take_along_axis(d, i, axis=1, mode=mode)  # noqa: E731
+        check_export(fn, data, picks, nodes=["GatherElements"])
 
 
 # --- refused ---------------------------------------------------------------------------------

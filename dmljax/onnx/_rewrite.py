@@ -13,8 +13,10 @@
   `jax.lax.cond`; a ``switch`` as nested two-way conds, since jax2onnx lowers two
   branches only) with bodies this interpreter evaluates, so their markers become
   export-only primitives too and their bodies' dead implementations are removed;
-* ``lax.platform_dependent`` takes its default branch (`_platform_index`); clip-mode lax
-  scatters (gradients of clip-mode gathers) get their indices clamped (`_clip_scatter`);
+* ``lax.platform_dependent`` takes its default branch (`_platform_index`); elementwise lax
+  gathers and scatters (gradients of gather_elements and scatter) become GatherElements/
+  ScatterElements (`dmljax.onnx._elementwise`); other clip-mode lax scatters (gradients
+  of clip-mode gathers) get their indices clamped (`_clip_scatter`);
 * every other equation is bound again as it was (a marker in another construct's body
   stays; the marker's plugin exports it as the identity of the implementation).
 """
@@ -22,6 +24,7 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -35,6 +38,7 @@ from jax._src.lax import slicing
 
 from dmljax._core.errors import fail
 from dmljax._core.markers import MARK_P
+from dmljax.onnx._elementwise import elementwise_gather, elementwise_scatter, refuse_low_opset
 from dmljax.onnx._indexing import REDUCTION_OPSET
 from dmljax.onnx._layouts import slice_bounds
 from dmljax.onnx._primitives import EXPORT_PRIMITIVES
@@ -193,6 +197,8 @@ def _clip_scatter(eqn: Any, invals: list[Any]) -> tuple[list[Any], dict[str, Any
     return [operand, clamped, *invals[2:]], params
 
 
+# The opset of the export in progress (read by `_bind`; `rewrite` sets it).
+_OPSET: contextvars.ContextVar[int] = contextvars.ContextVar("opset")
 _SCATTERS = {"scatter", "scatter-add", "scatter-sub", "scatter-mul", "scatter-min", "scatter-max"}
 
 # Control-flow primitives traced again with bodies `_eval` evaluates: name -> (invals, **params) -> outs.
@@ -204,6 +210,23 @@ def _folding(eqn: Any, invals: list[Any]) -> Any:
     known = not any(isinstance(x, jax.core.Tracer) for x in invals)
     scalar = all(getattr(v.aval, "shape", None) == () for v in eqn.outvars) and not eqn.effects
     return jax.ensure_compile_time_eval() if known and scalar else contextlib.nullcontext()
+
+
+def _bind(eqn: Any, invals: list[Any]) -> list[Any]:
+    """``eqn``'s primitive bound again (an elementwise lax gather/scatter as GatherElements/ScatterElements)."""
+    params, name = eqn.primitive.get_bind_params(eqn.params), eqn.primitive.name
+    out = None
+    if name == "gather":
+        out = elementwise_gather(invals, params)
+    elif name in _SCATTERS:
+        out = elementwise_scatter(name, invals, params, _OPSET.get())
+        if out is None and params.get("mode") == lax.GatherScatterMode.CLIP:
+            invals, params = _clip_scatter(eqn, invals)
+    if out is not None:
+        return [out]
+    with eqn.ctx.manager, _folding(eqn, invals):
+        outs = eqn.primitive.bind(*invals, **params)
+    return outs if eqn.primitive.multiple_results else [outs]
 
 
 def _eval(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
@@ -231,12 +254,7 @@ def _eval(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
             params = {k: v for k, v in eqn.params.items() if k != "op"}
             outs = [EXPORT_PRIMITIVES[eqn.params["op"]].bind(*invals[1:], **params)]
         else:
-            params = eqn.primitive.get_bind_params(eqn.params)
-            if eqn.primitive.name in _SCATTERS and params.get("mode") == lax.GatherScatterMode.CLIP:
-                invals, params = _clip_scatter(eqn, invals)
-            with eqn.ctx.manager, _folding(eqn, invals):
-                outs = eqn.primitive.bind(*invals, **params)
-            outs = outs if eqn.primitive.multiple_results else [outs]
+            outs = _bind(eqn, invals)
         env.update(zip(eqn.outvars, outs, strict=True))
     return [read(v) for v in jaxpr.outvars]
 
@@ -262,8 +280,17 @@ def _dce_closed(closed: Any) -> Any:
     return jax.extend.core.ClosedJaxpr(_dce(closed.jaxpr), closed.consts)
 
 
-def rewrite(closed: Any) -> Any:
-    """``closed`` with markers replaced by export-only primitives, calls inlined, dead code removed."""
+def rewrite(closed: Any, opset: int = REDUCTION_OPSET["min"]) -> Any:
+    """``closed`` with markers replaced by export-only primitives, calls inlined, dead code removed.
+
+    ``opset``: the model's; ScatterElements' reductions are used only from their opsets.
+    """
     specs = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in closed.jaxpr.invars]
-    new = jax.make_jaxpr(lambda *xs: _eval(closed.jaxpr, list(closed.consts), list(xs)))(*specs)
-    return jax.extend.core.ClosedJaxpr(_dce(new.jaxpr), new.consts)
+    token = _OPSET.set(opset)
+    try:
+        new = jax.make_jaxpr(lambda *xs: _eval(closed.jaxpr, list(closed.consts), list(xs)))(*specs)
+    finally:
+        _OPSET.reset(token)
+    jaxpr = _dce(new.jaxpr)
+    refuse_low_opset(_eqns(jaxpr), opset)
+    return jax.extend.core.ClosedJaxpr(jaxpr, new.consts)
