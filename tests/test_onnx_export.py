@@ -519,6 +519,15 @@ def test_elementwise_lax_gather_and_scatter_keep_lax_index_semantics(mode):
     check_export(scatter, data, picks, updates, nodes=["ScatterElements"])
 
 
+def test_a_threefry_key_made_inside_is_not_folded():
+    """The export folds known integer scalars only (a platform's branch index), never a key.
+
+    (Only the export is checked: jax2onnx 0.17 lowers threefry's bits with a BitCast node
+    that onnx's checker does not know.)"""
+    model = dmljax.onnx.export(lambda x: x + jax.random.uniform(jax.random.key(0), x.shape), np.ones(3, F32))
+    assert "Add" in node_types(model)
+
+
 def test_take_along_axis_is_one_gather_elements():
     rng = np.random.default_rng(47)
     data, picks = table(rng, 4, 3), np.array([[2, 0], [1, 5], [-1, 0], [0, -9]], np.int32)

@@ -206,9 +206,11 @@ _CONTROL: dict[str, Callable[..., list[Any]]] = {"scan": _scan, "while": _while,
 
 
 def _folding(eqn: Any, invals: list[Any]) -> Any:
-    """Evaluate now an equation of known scalars (the platform's branch index, clamped), else trace it."""
+    """Evaluate now an equation of known integer scalars (the platform's branch index, clamped), else trace it."""
     known = not any(isinstance(x, jax.core.Tracer) for x in invals)
-    scalar = all(getattr(v.aval, "shape", None) == () for v in eqn.outvars) and not eqn.effects
+    scalar = not eqn.effects and all(
+        getattr(v.aval, "shape", None) == () and jax.dtypes.issubdtype(v.aval.dtype, np.integer) for v in eqn.outvars
+    )
     return jax.ensure_compile_time_eval() if known and scalar else contextlib.nullcontext()
 
 
