@@ -67,6 +67,23 @@ def test_every_group_is_built_by_its_module_and_no_module_builds_an_unlisted_one
     assert built == listed
 
 
+def test_size_free_groups_are_timed_once_whatever_the_sizes(monkeypatch, capsys):
+    """``--sizes 4K,8K``: onnx_export (a fresh-process export, size-free) runs once, slice1 once per size."""
+    timed = []
+
+    def fake_run_case(case, **_):
+        timed.append(case.group)
+        return Result(case, {name: [1e-3] for name in case.contenders}, {name: 1e-3 for name in case.contenders})
+
+    monkeypatch.setattr(_cli, "run_case", fake_run_case)
+    args = _cli._parse_args(["--sizes", "4K,8K", "--rounds", "1", "--only", "onnx_export,slice1"])
+    _cli._bench(args)
+    assert timed.count("onnx_export") == 1 and timed.count("slice1") == 2 * len(
+        [c for c in importlib.import_module("dmljax.bench.ops").cases([4096]) if c.group == "slice1"]
+    ), timed
+    assert len(importlib.import_module("dmljax.bench.onnx_export").cases([4096, 8192, 16384])) == 1
+
+
 @pytest.mark.slow
 def test_json_has_schema_version_sizes_and_spread(tmp_path, capsys):
     path = tmp_path / "results.json"

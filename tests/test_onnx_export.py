@@ -23,8 +23,38 @@ F32 = np.float32
 
 def run(model, *args):
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    if any(spec.type == BF16_TYPE for spec in (*session.get_inputs(), *session.get_outputs())):
+        return run_bfloat16(session, *args)
     feeds = {spec.name: np.asarray(a) for spec, a in zip(session.get_inputs(), args, strict=True)}
     return session.run(None, feeds)
+
+
+BF16_TYPE = "tensor(bfloat16)"
+
+
+def run_bfloat16(session, *args):
+    """Run with bfloat16 inputs or outputs: onnxruntime's NumPy feeds reject ml_dtypes' bfloat16
+    ("Numpy_type 256 can't be converted") and ``OrtValue.numpy()`` cannot return one, so the
+    bfloat16 tensors are OrtValues over uint16 views (ONNX type 16), outputs preallocated (static shapes)."""
+    binding, outs = session.io_binding(), []
+    for spec, a in zip(session.get_inputs(), args, strict=True):
+        a = np.asarray(a)
+        if spec.type == BF16_TYPE:
+            binding.bind_ortvalue_input(
+                spec.name, ort.OrtValue.ortvalue_from_numpy_with_onnx_type(a.view(np.uint16), 16)
+            )
+        else:
+            binding.bind_cpu_input(spec.name, a)
+    for spec in session.get_outputs():
+        if spec.type == BF16_TYPE:
+            outs.append(np.zeros(spec.shape, np.uint16))
+            binding.bind_ortvalue_output(spec.name, ort.OrtValue.ortvalue_from_numpy_with_onnx_type(outs[-1], 16))
+        else:
+            outs.append(None)
+            binding.bind_output(spec.name, "cpu")
+    session.run_with_iobinding(binding)
+    got = binding.get_outputs()
+    return [got[k].numpy() if out is None else out.view(jnp.bfloat16) for k, out in enumerate(outs)]
 
 
 def node_types(model) -> list[str]:
@@ -325,6 +355,185 @@ def test_jax_still_works_after_an_export():
         got = fn(jnp.asarray(data), jnp.asarray(indices), axis=0)
         assert got.shape[-1] == 4
     assert dmljax.gather is not None and dmljax.gather.__module__ == "dmljax._ops.gather"
+
+
+# --- bfloat16 (fed through OrtValues) --------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["fill", "clip"])
+def test_bfloat16_fill_and_drop_run_in_float32_between_casts(mode):
+    rng = np.random.default_rng(46)
+    data, indices = table(rng, 5, 2, dtype=jnp.bfloat16), np.array([1, -1, 7, -9], np.int32)
+    casts = ["Cast"] if mode == "fill" else []
+    check_export(lambda d, i: dmljax.gather(d, i, axis=0, mode=mode), data, indices, nodes=["Gather", *casts])
+    elements = np.array([[1, 0], [4, -8], [9, 0]], np.int32)
+    check_export(lambda d, i: dmljax.gather_elements(d, i, axis=0, mode=mode), data, elements, nodes=casts)
+    where, updates = np.array([[0, 1], [9, -1]], np.int32), table(rng, 2, 2, dtype=jnp.bfloat16)
+    check_export(lambda x, i, u: dmljax.scatter(x, i, u, axis=0, mode=mode), data, where, updates, nodes=casts)
+
+
+# --- control flow, vmap of the ND operators, gradients -------------------------------------
+
+
+def all_node_types(graph) -> list[str]:
+    """The node types of ``graph`` and of its subgraphs (Loop and If bodies), depth first."""
+    types = []
+    for node in graph.node:
+        types.append(node.op_type)
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                types += all_node_types(attr.g)
+    return types
+
+
+def check_body(model, present, absent=("GatherND", "ScatterND")):
+    """The bodies hold dmljax's nodes (``present``) and not jax2onnx's lowerings of the implementation."""
+    types = all_node_types(model.graph)
+    assert set(present) <= set(types) and not set(absent) & set(types), types
+
+
+def scan_steps(t, steps):
+    def step(carry, i):
+        rows = dmljax.gather(t, i, axis=0)
+        where = i[:, None] * jnp.ones((1, t.shape[1]), i.dtype)
+        return dmljax.scatter(carry, where, rows + carry[: i.shape[0]], axis=0, mode="fill"), None
+
+    return jax.lax.scan(step, jnp.zeros_like(t), steps)[0]
+
+
+def test_scan_over_gather_and_scatter_steps():
+    rng = np.random.default_rng(40)
+    steps = np.array([[1, 4], [0, 2], [3, -1], [9, 2]], np.int32)  # -1 wraps, 9 is dropped by fill
+    model = check_export(scan_steps, table(rng, 5, 2), steps, nodes=["Loop"])
+    check_body(model, ["Gather", "ScatterElements"])
+
+
+def test_fori_loop_with_constant_and_traced_bounds():
+    rng = np.random.default_rng(41)
+    data, indices = table(rng, 4, 3), np.array([3, 0, -2, 1], np.int32)
+    body = lambda k, c, i: dmljax.gather(c, i, axis=0) + dmljax.slice1(c, (0, 0), (4, 3), (-1, 1))  # noqa: E731
+    fixed = lambda d, i: jax.lax.fori_loop(0, 3, lambda k, c: body(k, c, i), d)  # noqa: E731  (a scan)
+    check_body(check_export(fixed, data, indices, nodes=["Loop"]), ["Gather", "Slice"])
+    for n in (0, 3):  # a while loop
+        traced = lambda d, i, n: jax.lax.fori_loop(0, n, lambda k, c: body(k, c, i), d)  # noqa: E731
+        model = check_export(traced, data, indices, np.int32(n), nodes=["Loop"])
+        check_body(model, ["Gather", "Slice"])
+
+
+@pytest.mark.parametrize("pick", [0, 1, 2])
+def test_cond_and_switch_with_dmljax_operators_in_the_branches(pick):
+    rng = np.random.default_rng(42)
+    data, indices = table(rng, 5, 2), np.array([4, -5, 7], np.int32)
+    branches = [
+        lambda d, i: dmljax.gather(d, i, axis=0, mode="fill"),
+        lambda d, i: dmljax.slice1(d, (2, 0), (3, 2), (-1, 1)),
+        lambda d, i: dmljax.gather_nd(d, i[:, None] % 5),
+    ]
+    model = check_export(lambda d, i, p: jax.lax.switch(p, branches, d, i), data, indices, np.int32(pick))
+    check_body(model, ["If", "Gather", "Slice", "GatherND"], absent=())
+    two = lambda d, i, p: jax.lax.cond(p > 0, branches[0], branches[1], d, i)  # noqa: E731
+    check_body(check_export(two, data, indices, np.int32(pick)), ["If", "Gather", "Slice"])
+
+
+def test_vmap_of_gather_nd_and_scatter_nd_stays_one_node():
+    rng = np.random.default_rng(43)
+    data, updates = table(rng, 3, 4, 5), table(rng, 3, 2)
+    indices = np.array([[[1, 2], [0, 9]], [[3, 0], [-2, 2]], [[0, 0], [1, 1]]], np.int32)
+    check_export(
+        jax.vmap(lambda d, i: dmljax.gather_nd(d, i)), data, indices, exact_nodes=["Cast", "Max", "Min", "GatherND"]
+    )
+    over_indices = jax.vmap(lambda d, i: dmljax.gather_nd(d, i, mode="fill"), in_axes=(None, 0))
+    model = check_export(over_indices, data[0], indices, nodes=["GatherND"])
+    assert node_types(model).count("GatherND") == 1
+    for in_axes in ((0, 0, 0), (None, 0, 0), (0, None, None)):
+        fn = jax.vmap(lambda x, i, u: dmljax.scatter_nd(x, i, u), in_axes=in_axes)
+        args = [a if axis == 0 else a[0] for a, axis in zip((data, indices, updates), in_axes, strict=True)]
+        model = check_export(fn, *args, nodes=["ScatterND"])
+        assert node_types(model).count("ScatterND") == 1
+
+
+def check_gradient(fn, *args, argnums=0, opset=None):
+    """Export ``jax.grad(fn)``, run it on onnxruntime, compare with JAX (sums may differ in order)."""
+    grad = jax.grad(fn, argnums=argnums)
+    model = dmljax.onnx.export(grad, *args, opset=opset)
+    onnx.checker.check_model(model, full_check=True)
+    (got,) = run(model, *args)
+    np.testing.assert_allclose(got, np.asarray(jax.jit(grad)(*args)), rtol=1e-6, atol=1e-6)
+    return model
+
+
+@pytest.mark.slow
+def test_gradients_of_gather_gather_nd_and_scatter_nd():
+    rng = np.random.default_rng(44)
+    data, indices = table(rng, 5, 2), np.array([4, 0, 4, -1, 9], np.int32)  # repeats; 9 clipped
+    check_gradient(lambda t, i: (dmljax.gather(t, i, axis=0) ** 2).sum(), data, indices)
+    fill = lambda t, i: (dmljax.gather(t, i, axis=0, mode="fill") ** 3).sum()  # noqa: E731
+    check_gradient(fill, data, indices)
+    along_1 = lambda t, i: (dmljax.gather(t, i, axis=1) ** 2).sum()  # noqa: E731  (a lax.platform_dependent tangent)
+    check_gradient(along_1, table(rng, 3, 6), indices)
+    nd = np.array([[1, 2], [0, 4], [1, 2], [-1, 0]], np.int32)  # 4 clipped to 3
+    check_gradient(lambda d, i: (dmljax.gather_nd(d, i) ** 2).sum(), table(rng, 3, 4, 5), nd)
+    updates, at = table(rng, 3, 2), np.array([[1], [3], [1]], np.int32)  # a repeated row: the last write wins
+    check_gradient(lambda x, u: (dmljax.scatter_nd(x, at, u) ** 2).sum(), data, updates)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", [None, "clip", "fill"])
+def test_gradients_of_gather_elements_and_scatter_are_elements_nodes(mode):
+    """Their gradients are elementwise lax gathers/scatters (batching dimensions), exported as
+    GatherElements/ScatterElements (jax2onnx alone: 'scatter pattern not supported')."""
+    rng = np.random.default_rng(45)
+    data, picks = table(rng, 5, 3), np.array([[1, 0, -1], [2, 9, 0], [-4, 1, 1], [0, 0, 2], [2, 1, -3]], np.int32)
+    gather = lambda d, i: (dmljax.gather_elements(d, i, axis=1, mode=mode) ** 2).sum()  # noqa: E731
+    model = check_gradient(gather, data, picks)
+    assert {"GatherElements", "ScatterElements"} & set(node_types(model)), node_types(model)
+    at, updates = np.array([[1, 0, 4], [1, 3, -1], [7 if mode else -2, 2, 0]], np.int32), table(rng, 3, 3)
+    for reduction in ("none", "add", "max"):
+        scatter = lambda x, u, r=reduction: (dmljax.scatter(x, at, u, axis=0, mode=mode, reduction=r) ** 2).sum()  # noqa: E731
+        for argnums in (0, 1):
+            model = check_gradient(scatter, data, updates, argnums=argnums)
+            assert "ScatterND" not in node_types(model), node_types(model)
+
+
+def test_a_gradient_that_needs_a_scatter_reduction_names_the_opset():
+    fn = jax.grad(lambda d, i: (dmljax.gather_elements(d, i, axis=1) ** 2).sum())
+    with pytest.raises(dmljax.ValidationError, match=r"opset must be >= 16 .*'add'.*got opset=13"):
+        dmljax.onnx.export(fn, np.ones((2, 3), F32), np.zeros((2, 2), np.int32), opset=13)
+    model = dmljax.onnx.export(fn, np.ones((2, 3), F32), np.zeros((2, 2), np.int32), opset=16)
+    assert "ScatterElements" in node_types(model)
+
+
+@pytest.mark.parametrize("mode", ["clip", "fill", "promise_in_bounds"])
+def test_elementwise_lax_gather_and_scatter_keep_lax_index_semantics(mode):
+    """A negative index is out of range for lax (not counted from the end); under promise_in_bounds
+    XLA clamps a gather's index and skips a scatter's update: the model does the same."""
+    rng = np.random.default_rng(48)
+    data, picks, updates = table(rng, 4, 3), np.array([[2, -1], [1, 5], [3, 0], [0, -4]], np.int32), table(rng, 4, 2)
+    gnums = jax.lax.GatherDimensionNumbers((), (1,), (1,), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+    snums = jax.lax.ScatterDimensionNumbers(
+        (), (1,), (1,), operand_batching_dims=(0,), scatter_indices_batching_dims=(0,)
+    )
+    gather = lambda d, i: jax.lax.gather(d, i[..., None], gnums, (1, 1), mode=mode)  # noqa: E731
+    check_export(gather, data, picks, nodes=["GatherElements"])
+    scatter = lambda d, i, u: jax.lax.scatter_add(d, i[..., None], u, snums, mode=mode)  # noqa: E731
+    check_export(scatter, data, picks, updates, nodes=["ScatterElements"])
+
+
+def test_a_threefry_key_made_inside_is_not_folded():
+    """The export folds known integer scalars only (a platform's branch index), never a key.
+
+    (Only the export is checked: jax2onnx 0.17 lowers threefry's bits with a BitCast node
+    that onnx's checker does not know.)"""
+    model = dmljax.onnx.export(lambda x: x + jax.random.uniform(jax.random.key(0), x.shape), np.ones(3, F32))
+    assert "Add" in node_types(model)
+
+
+def test_take_along_axis_is_one_gather_elements():
+    rng = np.random.default_rng(47)
+    data, picks = table(rng, 4, 3), np.array([[2, 0], [1, 5], [-1, 0], [0, -9]], np.int32)
+    for mode in ("clip", "fill", None):
+        fn = lambda d, i, mode=mode: jnp.take_along_axis(d, i, axis=1, mode=mode)  # noqa: E731
+        check_export(fn, data, picks, nodes=["GatherElements"])
 
 
 # --- refused ---------------------------------------------------------------------------------

@@ -5,7 +5,9 @@ of ``jax.vmap(f)`` still has one node: gather_elements and scatter act per eleme
 batch is one more leading dimension, ``axis + 1``); gather over a batch of tables gathers
 along ``axis + 1``, over a batch of indices along ``axis`` (the batch lands there), over
 both from the tables merged along ``axis`` (indices offset by ``b * size``); slice1 gets
-one more window dimension. The marked value stays the implementation's result, moved to
+one more window dimension; gather_nd gets one more batch dimension (``batch_dims + 1``),
+scatter_nd one more index column, the batch number (ONNX's ScatterND has no batch
+dimensions). The marked value stays the implementation's result, moved to
 the rule's batch dimension; the extra inputs are dead code for XLA.
 """
 
@@ -86,4 +88,25 @@ def _slice1(args: tuple, dims: tuple, *, op: str, offsets, sizes, strides, outpu
     return MARK_P.bind(_front(result, result_dim, 0), x, op=op, **window), 0
 
 
-BATCHERS.update(gather=_gather, gather_elements=_elements, scatter=_elements, slice1=_slice1)
+def _gather_nd(args: tuple, dims: tuple, *, op: str, batch_dims: int, mode: str) -> tuple[Any, int]:
+    size = _size(args, dims)
+    fronted = [_front(x, d, size) for x, d in zip(args, dims, strict=True)]
+    return MARK_P.bind(*fronted, op=op, batch_dims=batch_dims + 1, mode=mode), 0
+
+
+def _scatter_nd(args: tuple, dims: tuple, *, op: str, mode: str, reduction: str) -> tuple[Any, int]:
+    size = _size(args, dims)
+    result, input, tuples, updates = (_front(x, d, size) for x, d in zip(args, dims, strict=True))
+    batch = lax.broadcasted_iota(tuples.dtype, tuples.shape[:-1] + (1,), 0)  # always in range: no mode applies
+    tuples = lax.concatenate([batch, tuples], tuples.ndim - 1)
+    return MARK_P.bind(result, input, tuples, updates, op=op, mode=mode, reduction=reduction), 0
+
+
+BATCHERS.update(
+    gather=_gather,
+    gather_elements=_elements,
+    scatter=_elements,
+    slice1=_slice1,
+    gather_nd=_gather_nd,
+    scatter_nd=_scatter_nd,
+)

@@ -47,6 +47,8 @@ GROUPS = {
     "eager": "dmljax.bench.eager",
     "onnx_export": "dmljax.bench.onnx_export",
 }
+# Groups whose work does not depend on the size asked: timed once, at the first size.
+SIZE_FREE_GROUPS = frozenset({"onnx_export"})
 DEFAULT_SIZES = "4K,1M,16M,256M"
 QUICK_SIZES = "4K,256K"
 # Index types of the gather, gather_elements and scatter cases (uint64 on request: as int64 on the device).
@@ -303,7 +305,8 @@ def _bench(args: argparse.Namespace) -> list[SizedResult]:
     print(f"\nTiming {', '.join(only)}\nat tensor sizes {asked} (each case's own, rounded to its shapes, below) ...")
     results = []
     for k, size in enumerate(sizes, 1):
-        for cases in _case_batches(size, only, index_dtypes):
+        groups = only if k == 1 else [g for g in only if g not in SIZE_FREE_GROUPS]
+        for cases in _case_batches(size, groups, index_dtypes):
             while cases:  # each case's inputs are freed once it has run
                 case = cases.pop(0)
                 if args.no_peers:

@@ -179,7 +179,7 @@ def export(fn: Callable[..., Any], *example_args: Any, opset: int | None = None)
         rule = "have symbolic dimensions that fn's operators accept"
         raise fail("dmljax.onnx.export", "example_args", rule, str(e).split("\n")[0]) from e
     check_exportable(closed.jaxpr, random_impls=(_prng_name(),), opset=opset)
-    closed = rewrite(closed)
+    closed = rewrite(closed, opset)
     ensure_plugins(primitive_names(closed.jaxpr))
     double = x64_enabled() and any(np.dtype(a.dtype) == np.float64 for a in traced)
     return _lower(closed, examples, opset, double)

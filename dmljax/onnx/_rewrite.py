@@ -9,22 +9,36 @@
   implementation that computed the marked value is dead and removed (DCE);
 * the random operators, ``jax.random`` on `dmljax.prng_impl` keys, ``mode="checked"`` and
   complex data are refused with a `dmljax.ValidationError` naming the operator;
-* every other equation is bound again as it was. Markers inside loop and branch bodies
-  stay; the marker's plugin exports them as the identity of the implementation.
+* ``scan``, ``while`` and ``cond`` are traced again (`jax.lax.scan`, `jax.lax.while_loop`,
+  `jax.lax.cond`; a ``switch`` as nested two-way conds, since jax2onnx lowers two
+  branches only) with bodies this interpreter evaluates, so their markers become
+  export-only primitives too and their bodies' dead implementations are removed;
+* ``lax.platform_dependent`` takes its default branch (`_platform_index`); elementwise lax
+  gathers and scatters (gradients of gather_elements and scatter) become GatherElements/
+  ScatterElements (`dmljax.onnx._elementwise`); other clip-mode lax scatters (gradients
+  of clip-mode gathers) get their indices clamped (`_clip_scatter`);
+* every other equation is bound again as it was (a marker in another construct's body
+  stays; the marker's plugin exports it as the identity of the implementation).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import contextlib
+import contextvars
+import functools
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import jax
 import jax.extend.core
 import numpy as np
+from jax import lax
 from jax._src.interpreters import partial_eval as pe
+from jax._src.lax import slicing
 
 from dmljax._core.errors import fail
 from dmljax._core.markers import MARK_P
+from dmljax.onnx._elementwise import elementwise_gather, elementwise_scatter, refuse_low_opset
 from dmljax.onnx._indexing import REDUCTION_OPSET
 from dmljax.onnx._layouts import slice_bounds
 from dmljax.onnx._primitives import EXPORT_PRIMITIVES
@@ -117,6 +131,106 @@ def check_exportable(jaxpr: Any, *, random_impls: tuple[str, ...], opset: int) -
                     raise fail("dmljax.onnx.export", f"{eqn.primitive.name} operand", rule, str(dtype))
 
 
+def _eval_closed(closed: Any, args: list[Any]) -> list[Any]:
+    """`_eval` of a `ClosedJaxpr` (a control-flow body)."""
+    return _eval(closed.jaxpr, list(closed.consts), args)
+
+
+def _scan(invals: list[Any], *, jaxpr: Any, num_consts: int, num_carry: int, **p: Any) -> list[Any]:
+    consts, init, xs = invals[:num_consts], invals[num_consts:][:num_carry], invals[num_consts + num_carry :]
+
+    def step(carry: list[Any], x: list[Any]) -> tuple[list[Any], list[Any]]:
+        outs = _eval_closed(jaxpr, [*consts, *carry, *x])
+        return outs[:num_carry], outs[num_carry:]
+
+    carry, ys = jax.lax.scan(step, init, xs, length=p["length"], reverse=p["reverse"], unroll=p["unroll"])
+    return [*carry, *ys]
+
+
+def _while(invals: list[Any], *, cond_jaxpr: Any, cond_nconsts: int, body_jaxpr: Any, body_nconsts: int) -> list[Any]:
+    cond_consts, body_consts = invals[:cond_nconsts], invals[cond_nconsts : cond_nconsts + body_nconsts]
+    return jax.lax.while_loop(
+        lambda c: _eval_closed(cond_jaxpr, [*cond_consts, *c])[0],
+        lambda c: _eval_closed(body_jaxpr, [*body_consts, *c]),
+        invals[cond_nconsts + body_nconsts :],
+    )
+
+
+def _cond(invals: list[Any], *, branches: tuple[Any, ...], **_: Any) -> list[Any]:
+    """A ``cond``/``switch`` as nested two-way ``lax.cond`` (jax2onnx lowers two branches only, to If)."""
+    index, ops = invals[0], invals[1:]
+    if not isinstance(index, jax.core.Tracer):  # a platform's branch (`_platform_index`): that one only
+        return _eval_closed(branches[int(index)], ops)
+
+    def pick(k: int, *xs: Any) -> list[Any]:
+        if k == len(branches) - 1:
+            return _eval_closed(branches[k], list(xs))
+        chosen = functools.partial(lambda b, *ys: _eval_closed(b, list(ys)), branches[k])
+        return jax.lax.cond(index == k, chosen, functools.partial(pick, k + 1), *xs)
+
+    return pick(0, *ops)
+
+
+def _platform_index(platforms: tuple[tuple[str, ...] | None, ...]) -> np.int32:
+    """The branch of `lax.platform_dependent` an export takes: the default (the plain formulation), else CPU's.
+
+    An ONNX model is not compiled by XLA, so the XLA CPU formulations (flat positions,
+    tiled transposes) buy nothing; the plain one is the portable formulation.
+    """
+    if None in platforms:
+        return np.int32(platforms.index(None))
+    return np.int32(next(i for i, names in enumerate(platforms) if names is not None and "cpu" in names))
+
+
+def _clip_scatter(eqn: Any, invals: list[Any]) -> tuple[list[Any], dict[str, Any]]:
+    """A ``mode=CLIP`` lax scatter's operands with the indices clamped, and ``PROMISE_IN_BOUNDS``.
+
+    jax2onnx lowers some clip-mode scatters (the transpose of a clip-mode gather, as in
+    `jax.grad`) to a ScatterND without clamping, which onnxruntime rejects; XLA clamps the
+    same way (`_clamp_scatter_indices`).
+    """
+    params = dict(eqn.primitive.get_bind_params(eqn.params))
+    operand, indices, updates = invals[:3]
+    dnums = params["dimension_numbers"]
+    clamped = slicing._clamp_scatter_indices(operand, indices, updates, dnums=dnums)
+    params["mode"] = lax.GatherScatterMode.PROMISE_IN_BOUNDS
+    return [operand, clamped, *invals[2:]], params
+
+
+# The opset of the export in progress (read by `_bind`; `rewrite` sets it).
+_OPSET: contextvars.ContextVar[int] = contextvars.ContextVar("opset")
+_SCATTERS = {"scatter", "scatter-add", "scatter-sub", "scatter-mul", "scatter-min", "scatter-max"}
+
+# Control-flow primitives traced again with bodies `_eval` evaluates: name -> (invals, **params) -> outs.
+_CONTROL: dict[str, Callable[..., list[Any]]] = {"scan": _scan, "while": _while, "cond": _cond}
+
+
+def _folding(eqn: Any, invals: list[Any]) -> Any:
+    """Evaluate now an equation of known integer scalars (the platform's branch index, clamped), else trace it."""
+    known = not any(isinstance(x, jax.core.Tracer) for x in invals)
+    scalar = not eqn.effects and all(
+        getattr(v.aval, "shape", None) == () and jax.dtypes.issubdtype(v.aval.dtype, np.integer) for v in eqn.outvars
+    )
+    return jax.ensure_compile_time_eval() if known and scalar else contextlib.nullcontext()
+
+
+def _bind(eqn: Any, invals: list[Any]) -> list[Any]:
+    """``eqn``'s primitive bound again (an elementwise lax gather/scatter as GatherElements/ScatterElements)."""
+    params, name = eqn.primitive.get_bind_params(eqn.params), eqn.primitive.name
+    out = None
+    if name == "gather":
+        out = elementwise_gather(invals, params)
+    elif name in _SCATTERS:
+        out = elementwise_scatter(name, invals, params, _OPSET.get())
+        if out is None and params.get("mode") == lax.GatherScatterMode.CLIP:
+            invals, params = _clip_scatter(eqn, invals)
+    if out is not None:
+        return [out]
+    with eqn.ctx.manager, _folding(eqn, invals):
+        outs = eqn.primitive.bind(*invals, **params)
+    return outs if eqn.primitive.multiple_results else [outs]
+
+
 def _eval(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
     """Evaluate ``jaxpr`` by binding its equations again, inlining calls and replacing markers."""
     env: dict[Any, Any] = {}
@@ -133,20 +247,52 @@ def _eval(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
             closed = sub if isinstance(sub, jax.extend.core.ClosedJaxpr) else None
             inner = closed.jaxpr if closed is not None else sub
             outs = _eval(inner, list(closed.consts) if closed is not None else [], invals)
+        elif eqn.primitive.name == "platform_index":
+            outs = [_platform_index(eqn.params["platforms"])]
+        elif eqn.primitive.name in _CONTROL:
+            with eqn.ctx.manager:
+                outs = list(_CONTROL[eqn.primitive.name](invals, **eqn.params))
         elif eqn.primitive is MARK_P and eqn.params["op"] in EXPORT_PRIMITIVES:
             params = {k: v for k, v in eqn.params.items() if k != "op"}
             outs = [EXPORT_PRIMITIVES[eqn.params["op"]].bind(*invals[1:], **params)]
         else:
-            with eqn.ctx.manager:
-                outs = eqn.primitive.bind(*invals, **eqn.primitive.get_bind_params(eqn.params))
-            outs = outs if eqn.primitive.multiple_results else [outs]
+            outs = _bind(eqn, invals)
         env.update(zip(eqn.outvars, outs, strict=True))
     return [read(v) for v in jaxpr.outvars]
 
 
-def rewrite(closed: Any) -> Any:
-    """``closed`` with markers replaced by export-only primitives, calls inlined, dead code removed."""
+def _dce(jaxpr: Any) -> Any:
+    """``jaxpr`` without dead equations, its invars kept, control-flow bodies included."""
+    jaxpr, _ = pe.dce_jaxpr(jaxpr, [True] * len(jaxpr.outvars), instantiate=True)
+    eqns = []
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name in _CONTROL:
+            params = {
+                k: (tuple(map(_dce_closed, v)) if k == "branches" else _dce_closed(v))
+                if k in ("jaxpr", "cond_jaxpr", "body_jaxpr", "branches")
+                else v
+                for k, v in eqn.params.items()
+            }
+            eqn = eqn.replace(params=params)
+        eqns.append(eqn)
+    return jaxpr.replace(eqns=eqns)
+
+
+def _dce_closed(closed: Any) -> Any:
+    return jax.extend.core.ClosedJaxpr(_dce(closed.jaxpr), closed.consts)
+
+
+def rewrite(closed: Any, opset: int = REDUCTION_OPSET["min"]) -> Any:
+    """``closed`` with markers replaced by export-only primitives, calls inlined, dead code removed.
+
+    ``opset``: the model's; ScatterElements' reductions are used only from their opsets.
+    """
     specs = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in closed.jaxpr.invars]
-    new = jax.make_jaxpr(lambda *xs: _eval(closed.jaxpr, list(closed.consts), list(xs)))(*specs)
-    jaxpr, _ = pe.dce_jaxpr(new.jaxpr, [True] * len(new.jaxpr.outvars), instantiate=True)
+    token = _OPSET.set(opset)
+    try:
+        new = jax.make_jaxpr(lambda *xs: _eval(closed.jaxpr, list(closed.consts), list(xs)))(*specs)
+    finally:
+        _OPSET.reset(token)
+    jaxpr = _dce(new.jaxpr)
+    refuse_low_opset(_eqns(jaxpr), opset)
     return jax.extend.core.ClosedJaxpr(jaxpr, new.consts)
