@@ -66,4 +66,5 @@ def _doctest_namespace(doctest_namespace):
 
 
 # dmljax.onnx needs the optional extra dmljax[onnx]; without jax2onnx its doctests are skipped.
-collect_ignore_glob = [] if importlib.util.find_spec("jax2onnx") else ["dmljax/onnx/*"]
+# The tests' worker scripts run as subprocesses (and import what their test checks is installed).
+collect_ignore_glob = ["tests/*_worker.py"] + ([] if importlib.util.find_spec("jax2onnx") else ["dmljax/onnx/*"])

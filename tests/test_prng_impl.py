@@ -299,8 +299,9 @@ DRAWS = {
     "wald": lambda k: jax.random.wald(k, 1.0, (N,)),
     "weibull_min": lambda k: jax.random.weibull_min(k, 1.0, 2.0, (N,)),
 }
-# Functions that take no key to draw from (constructors, key metadata), and the one JAX refuses.
-NOT_DRAWS = {"PRNGKey", "key", "key_data", "key_dtype", "key_impl", "wrap_key_data", "poisson"}
+# Functions that take no key to draw from (constructors, key metadata, the `Key` type newer JAX
+# exports), and the one JAX refuses.
+NOT_DRAWS = {"Key", "PRNGKey", "key", "key_data", "key_dtype", "key_impl", "wrap_key_data", "poisson"}
 
 
 def test_the_table_names_every_jax_random_function():
