@@ -437,7 +437,7 @@ def test_index_dtypes_are_a_dimension_of_the_array_cases_and_each_computes_the_s
 
 
 def test_every_array_and_layout_case_quotes_its_ratio_against_the_hand_written_jnp():
-    # A faster formulation as the baseline hid a loss against jnp (issue 26): it contends instead.
+    # A faster formulation as the baseline hid a loss against jnp: it contends instead.
     # Small arrays, with the size thresholds the cases once switched their baselines on at 0.
     contenders = set()
     with dmljax.config.override(blocked_gather_elements_min_bytes=0, tiled_transpose_two_pass_min_bytes=0):

@@ -25,7 +25,7 @@ from dmljax.bench._harness import Case, sized
 
 __all__ = ["cases", "DEFAULT_SIZES"]
 
-# Output bytes: 2^22, 2^24 and 2^26 four-byte elements (16, 64 and 256 MiB): issue 26's range.
+# Output bytes: 2^22, 2^24 and 2^26 four-byte elements (16, 64 and 256 MiB): the range the Philox speed goal is set for.
 DEFAULT_SIZES = tuple(4 * 2**k for k in (22, 24, 26))
 REFERENCE = "jax threefry"
 WIDE = "dmljax, prefer_vector_width=512"
