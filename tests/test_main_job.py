@@ -6,6 +6,7 @@ without torch) and the ``--plot`` figure's structure (one log-scaled panel per g
 
 import dataclasses
 import importlib
+import importlib.util
 import json
 import math
 import re
@@ -64,7 +65,29 @@ def test_every_group_is_built_by_its_module_and_no_module_builds_an_unlisted_one
     for module_name in set(_cli.GROUPS.values()):
         built[module_name] = {case.group for case in importlib.import_module(module_name).cases([4096])}
     listed = {module: {g for g, m in _cli.GROUPS.items() if m == module} for module in built}
+    if importlib.util.find_spec("jax2onnx") is None:  # without the onnx extra, no export to time
+        listed["dmljax.bench.onnx_export"] = set()
     assert built == listed
+
+
+def test_without_the_onnx_extra_the_export_group_is_empty_and_the_rest_runs(monkeypatch):
+    """README quick start command 1 installs no jax2onnx: ``python -m dmljax`` must not fail on it."""
+    from dmljax.bench import onnx_export
+
+    timed = []
+
+    def fake_run_case(case, **_):
+        timed.append(case.group)
+        return Result(case, {name: [1e-3] for name in case.contenders}, {name: 1e-3 for name in case.contenders})
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "jax2onnx" else real_find_spec(name, *a)
+    )
+    monkeypatch.setattr(_cli, "run_case", fake_run_case)
+    assert onnx_export.cases([4096]) == []
+    _cli._bench(_cli._parse_args(["--sizes", "4K", "--rounds", "1", "--only", "onnx_export,slice1"]))
+    assert "onnx_export" not in timed and "slice1" in timed
 
 
 def test_size_free_groups_are_timed_once_whatever_the_sizes(monkeypatch, capsys):

@@ -12,6 +12,7 @@ Design note: docs/design/onnx-export.md.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -40,7 +41,12 @@ def _fresh(program: str) -> None:
 
 
 def cases(sizes_bytes: Sequence[int] = (40,)) -> list[Case]:
-    """One case whatever the sizes asked (the work does not depend on them): the three fresh-process programs."""
+    """One case whatever the sizes asked (the work does not depend on them): the three fresh-process programs.
+
+    None without the ``onnx`` extra (jax2onnx), which ``dmljax.onnx`` needs.
+    """
+    if importlib.util.find_spec("jax2onnx") is None:
+        return []
     contenders = {name: (lambda p=program: _fresh(p)) for name, program in _PROGRAMS.items()}
     case = Case("onnx_export", "gather (5, 2) first export, fresh process", 40, contenders, "jax2onnx")
     return sized([case], 40)
