@@ -27,12 +27,24 @@ import jax.extend.core
 import numpy as np
 from jax.interpreters import ad, batching, mlir
 
-__all__ = ["BATCHERS", "MARK_P", "mark"]
+__all__ = ["BATCHERS", "MARK_P", "mark", "traced"]
 
 BATCHERS: dict[str, Callable[..., tuple[Any, int]]] = {}
 """Operator name -> ``rule(args, dims, **params) -> (marked, out_dim)``, the marker's `jax.vmap` rule."""
 
 MARK_P = jax.extend.core.Primitive("dmljax_mark")
+
+
+def traced(*values: Any) -> bool:
+    """Whether any of ``values`` is a `jax.core.Tracer` (markers are bound only then).
+
+    Examples:
+      >>> seen = []
+      >>> _ = jax.jit(lambda x: seen.append(traced(x)) or x)(1.0)
+      >>> traced(jnp.ones(2)), seen
+      (False, [True])
+    """
+    return any(isinstance(v, jax.core.Tracer) for v in values)
 
 
 def mark(result: Any, *inputs: Any, op: str, **params: Any) -> Any:
@@ -54,7 +66,7 @@ def mark(result: Any, *inputs: Any, op: str, **params: Any) -> Any:
       >>> mark(jnp.ones(2), op="demo")  # eager: no marker
       Array([1., 1.], dtype=float32)
     """
-    if not any(isinstance(x, jax.core.Tracer) for x in (result, *inputs)):
+    if not traced(result, *inputs):
         return result
     operands = [x if isinstance(x, jax.Array | jax.core.Tracer) else np.asarray(x) for x in inputs]
     return MARK_P.bind(result, *operands, op=op, **params)

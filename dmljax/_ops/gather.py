@@ -25,7 +25,7 @@ from jax import lax
 
 from dmljax._core.config import config
 from dmljax._core.errors import fail
-from dmljax._core.markers import mark
+from dmljax._core.markers import mark, traced
 from dmljax._core.platform import cpu_or_plain, one_device_shape, opaque_predicate
 from dmljax._ops.formulation import use_flat
 from dmljax._ops.gather_blocked import blocked, blocked_forward_on_cpu, use_blocked
@@ -37,7 +37,7 @@ from dmljax._ops.gather_grad import (
     use_gpu_flat,
     use_rows,
 )
-from dmljax._ops.index_checks import call_checked, checkify_in_bounds, marked_mode, prepare_indices, traced
+from dmljax._ops.index_checks import call_checked, checkify_in_bounds, marked_mode, prepare_indices
 from dmljax._ops.indices import (
     IndexMode,
     as_data,

@@ -335,8 +335,3 @@ def marked_mode(policy: IndexPolicy, indices: Any, axis_size: int) -> str:
         if bool(((values >= low) & (values < axis_size)).all()):
             return "promise_in_bounds"
     return policy.mode.value
-
-
-def traced(*values: Any) -> bool:
-    """Whether any of ``values`` is a `jax.core.Tracer` (markers are bound only then)."""
-    return any(isinstance(v, jax.core.Tracer) for v in values)

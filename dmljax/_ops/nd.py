@@ -23,14 +23,13 @@ import numpy as np
 from jax import lax
 
 from dmljax._core.errors import fail
-from dmljax._core.markers import mark
+from dmljax._core.markers import mark, traced
 from dmljax._ops.index_checks import (
     checkify_in_bounds,
     index_range,
     marked_mode,
     prepare_indices,
     raise_out_of_range,
-    traced,
 )
 from dmljax._ops.indices import (
     IndexMode,

@@ -18,10 +18,10 @@ import numpy as np
 from jax import lax
 
 from dmljax._core.errors import fail
-from dmljax._core.markers import mark
+from dmljax._core.markers import mark, traced
 from dmljax._core.platform import cpu_or_plain
 from dmljax._ops.formulation import flat_positions, use_flat
-from dmljax._ops.index_checks import call_checked, checkify_in_bounds, marked_mode, prepare_indices, traced
+from dmljax._ops.index_checks import call_checked, checkify_in_bounds, marked_mode, prepare_indices
 from dmljax._ops.indices import (
     IndexMode,
     as_data,
