@@ -31,7 +31,7 @@ from dmljax._core.dtypes import x64_enabled
 from dmljax._core.errors import fail
 from dmljax._core.markers import mark
 
-__all__ = ["read_operand", "read_tensor", "write_tensor"]
+__all__ = ["read_operand", "read_tensor", "write_operand", "write_tensor"]
 
 
 def _x64_hint(desc: TensorDesc) -> str:
@@ -141,6 +141,16 @@ def write_tensor(buffer: jax.typing.ArrayLike, desc: TensorDesc, value: jax.typi
         raise fail(op, "value.shape", f"equal desc.sizes {desc.sizes}", value.shape)
     if value.dtype != desc.dtype.dtype:
         raise fail(op, "value.dtype", f"be {desc.dtype.name}{_x64_hint(desc)}", str(value.dtype))
+    return mark(_write_impl(buffer, value, desc), buffer, value, op="write_tensor", desc=desc)
+
+
+def write_operand(buffer: jax.Array, desc: TensorDesc, value: jax.Array) -> jax.Array:
+    """`write_tensor` of an operator's output (`compile_operator`), whose descriptor was validated.
+
+    ``buffer`` is 1-D of ``desc.dtype`` and long enough, ``value`` of ``desc.sizes`` and
+    ``desc.dtype``, and ``desc`` does not alias (the descriptor layer's ``check_output``):
+    no checks, the same trace as `write_tensor`'s.
+    """
     return mark(_write_impl(buffer, value, desc), buffer, value, op="write_tensor", desc=desc)
 
 

@@ -16,11 +16,11 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from dmljax._buffers.strided import check_buffer, read_operand, write_tensor
+from dmljax._buffers.strided import check_buffer, read_operand, write_operand
 from dmljax._buffers.tensor_desc import TensorDesc
 from dmljax._core.errors import fail
 from dmljax._descriptors.feature_levels import FeatureLevel, as_feature_level
-from dmljax._descriptors.registry import lookup
+from dmljax._descriptors.registry import Operator
 from dmljax._descriptors.validate import validate_operator_desc
 
 __all__ = ["compile_operator"]
@@ -82,14 +82,14 @@ def compile_operator(desc: Any, feature_level: Any = FeatureLevel.LATEST) -> Cal
       dmljax.ValidationError: ScatterOperatorDesc: input_tensor.dimension_count must be 4 at feature level...
     """
     level = as_feature_level(feature_level, "compile_operator")
-    validate_operator_desc(desc, level)
+    operator = validate_operator_desc(desc, level)
     struct = type(desc).__name__
 
     def compiled(*buffers: jax.typing.ArrayLike) -> Any:
-        return _run(desc, buffers)
+        return _run(operator, desc, buffers)
 
     compiled.__name__ = compiled.__qualname__ = struct
-    inputs = ", ".join(_buffer_name(m) for m in lookup(desc).inputs)
+    inputs = ", ".join(_buffer_name(m) for m in operator.inputs)
     compiled.__doc__ = f"{struct} compiled at feature level {level}: ({inputs}) -> output buffer(s)."
     return jax.jit(compiled)
 
@@ -98,9 +98,12 @@ def _buffer_name(member: str) -> str:
     return member.removesuffix("_tensor") + "_buffer"
 
 
-def _run(desc: Any, buffers: tuple[Any, ...]) -> Any:
-    """Read every input buffer, apply the operator's array function, write every output buffer."""
-    operator = lookup(desc)
+def _run(operator: Operator, desc: Any, buffers: tuple[Any, ...]) -> Any:
+    """Read every input buffer, apply the operator's array function, write every output buffer.
+
+    ``desc`` was validated (`validate_operator_desc`): the array function and the writes run
+    unchecked; only the buffers, which arrive now, are checked.
+    """
     inputs = operator.inputs
     if len(buffers) != len(inputs):
         names = ", ".join(_buffer_name(m) for m in inputs)
@@ -125,4 +128,4 @@ def _read(desc: Any, member: str, buffer: jax.typing.ArrayLike) -> jax.Array:
 def _write(tensor: TensorDesc, value: jax.Array) -> jax.Array:
     """A zero buffer of ``total_tensor_size_in_bytes // itemsize`` with ``value`` laid out by ``tensor``."""
     zeros = jnp.zeros(tensor.buffer_elements, tensor.dtype.dtype)
-    return write_tensor(zeros, tensor, value.reshape(tensor.sizes))
+    return write_operand(zeros, tensor, value.reshape(tensor.sizes))

@@ -24,7 +24,7 @@ from dmljax._descriptors.support import (
     SupportRow,
 )
 from dmljax._descriptors.validate import Check, check_indexing
-from dmljax._ops.gather import gather
+from dmljax._ops.gather import gather_validated
 
 __all__ = ["GATHER_SUPPORT", "GatherOperatorDesc", "gather_output_sizes"]
 
@@ -119,7 +119,7 @@ def _validate(check: Check, row: SupportRow, desc: GatherOperatorDesc) -> None:
 def _apply(desc: GatherOperatorDesc, data: jax.Array, indices: jax.Array) -> tuple[jax.Array]:
     """DML_GATHER as ONNX `gather` on the indices' last ``index_dimensions`` dimensions."""
     kept = indices.shape[indices.ndim - desc.index_dimensions :] if desc.index_dimensions else ()
-    return (gather(data, indices.reshape(kept), desc.axis),)
+    return (gather_validated(data, indices.reshape(kept), desc.axis),)
 
 
 GATHER = register(Operator(GatherOperatorDesc, GATHER_SUPPORT, _validate, ("input_tensor", "indices_tensor"), _apply))

@@ -23,7 +23,7 @@ from dmljax._descriptors.support import (
     SupportRow,
 )
 from dmljax._descriptors.validate import Check, check_indexing, check_sizes_except_axis_members, same
-from dmljax._ops.gather import gather_elements
+from dmljax._ops.gather import gather_elements_validated
 
 __all__ = ["GATHER_ELEMENTS_SUPPORT", "GatherElementsOperatorDesc"]
 
@@ -67,7 +67,7 @@ def _validate(check: Check, row: SupportRow, desc: GatherElementsOperatorDesc) -
 
 
 def _apply(desc: GatherElementsOperatorDesc, data: jax.Array, indices: jax.Array) -> tuple[jax.Array]:
-    return (gather_elements(data, indices, desc.axis),)
+    return (gather_elements_validated(data, indices, desc.axis),)
 
 
 GATHER_ELEMENTS = register(

@@ -26,7 +26,7 @@ from dmljax._descriptors.members import int_member, set_tensors
 from dmljax._descriptors.registry import Operator, register
 from dmljax._descriptors.support import FL2_1_DATA_TYPES, FL3_0_INDEX_TYPES, FL4_1_DATA_TYPES, SupportRow
 from dmljax._descriptors.validate import Check, check_indexed_tensors, check_output, same, tensors_of
-from dmljax._ops.nd import gather_nd, scatter_nd
+from dmljax._ops.nd import gather_nd_validated, scatter_nd_validated
 
 __all__ = ["GATHER_ND_SUPPORT", "SCATTER_ND_SUPPORT", "GatherNDOperatorDesc", "ScatterNDOperatorDesc", "right_aligned"]
 
@@ -218,7 +218,7 @@ def _shapes(desc: GatherNDOperatorDesc | ScatterNDOperatorDesc) -> tuple[tuple[i
 def _apply_gather(desc: GatherNDOperatorDesc, data: jax.Array, indices: jax.Array) -> tuple[jax.Array]:
     """DML_GATHER_ND1 as ONNX `gather_nd` on the meaningful dimensions."""
     data_shape, index_shape = _shapes(desc)
-    return (gather_nd(data.reshape(data_shape), indices.reshape(index_shape), desc.batch_dimension_count),)
+    return (gather_nd_validated(data.reshape(data_shape), indices.reshape(index_shape), desc.batch_dimension_count),)
 
 
 def _apply_scatter(
@@ -227,7 +227,9 @@ def _apply_scatter(
     """DML_SCATTER_ND as ONNX `scatter_nd` (no reduction) on the meaningful dimensions."""
     data_shape, index_shape = _shapes(desc)
     update_shape = index_shape[:-1] + data_shape[index_shape[-1] :]
-    return (scatter_nd(data.reshape(data_shape), indices.reshape(index_shape), updates.reshape(update_shape)),)
+    return (
+        scatter_nd_validated(data.reshape(data_shape), indices.reshape(index_shape), updates.reshape(update_shape)),
+    )
 
 
 GATHER_ND = register(

@@ -19,7 +19,7 @@ from dmljax._descriptors.feature_levels import FeatureLevel
 from dmljax._descriptors.members import set_tensors
 from dmljax._descriptors.registry import Operator, register
 from dmljax._descriptors.validate import Check, check_output, check_tensor, same, tensors_of
-from dmljax._random.generator import STATE_WORDS, random_generator
+from dmljax._random.generator import STATE_WORDS, random_generator_validated
 
 __all__ = [
     "RANDOM_GENERATOR_SUPPORT",
@@ -118,7 +118,7 @@ def _validate(check: Check, row: RandomGeneratorSupport, desc: RandomGeneratorOp
 
 
 def _apply(desc: RandomGeneratorOperatorDesc, state: jax.Array) -> tuple[jax.Array, jax.Array]:
-    return random_generator(state, desc.output_tensor.sizes)
+    return random_generator_validated(state, desc.output_tensor.sizes)
 
 
 RANDOM_GENERATOR = register(

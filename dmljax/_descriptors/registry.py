@@ -32,7 +32,9 @@ class Operator:
         around it).
       inputs: the struct's input tensor members, in its order: one buffer each.
       apply: ``apply(desc, *arrays)``: the logical input arrays to the logical outputs
-        (a tuple, in the struct's order), through the operator's one array function.
+        (a tuple, in the struct's order), through the operator's ``*_validated`` function:
+        its array function without the public function's argument checks (``desc`` is
+        validated once, by `dmljax._descriptors.validate.validate_operator_desc`).
     """
 
     desc: type

@@ -24,7 +24,7 @@ from dmljax._descriptors.support import (
     SupportRow,
 )
 from dmljax._descriptors.validate import Check, check_indexing, check_sizes_except_axis_members, same
-from dmljax._ops.scatter import scatter
+from dmljax._ops.scatter import scatter_validated
 
 __all__ = ["SCATTER_SUPPORT", "ScatterElementsOperatorDesc", "ScatterOperatorDesc"]
 
@@ -81,7 +81,7 @@ def _validate(check: Check, row: SupportRow, desc: ScatterOperatorDesc) -> None:
 
 
 def _apply(desc: ScatterOperatorDesc, data: jax.Array, indices: jax.Array, updates: jax.Array) -> tuple[jax.Array]:
-    return (scatter(data, indices, updates, desc.axis),)
+    return (scatter_validated(data, indices, updates, desc.axis),)
 
 
 SCATTER = register(

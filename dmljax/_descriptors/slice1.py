@@ -21,7 +21,7 @@ from dmljax._descriptors.support import (
     SupportRow,
 )
 from dmljax._descriptors.validate import Check, check_output, check_row, same, tensors_of
-from dmljax._ops.slice1 import check_window_rules, slice1
+from dmljax._ops.slice1 import check_window_rules, slice1_validated
 
 __all__ = ["SLICE1_SUPPORT", "Slice1OperatorDesc"]
 
@@ -94,7 +94,7 @@ def _validate(check: Check, row: SupportRow, desc: Slice1OperatorDesc) -> None:
 
 def _apply(desc: Slice1OperatorDesc, data: jax.Array) -> tuple[jax.Array]:
     window = (desc.input_window_offsets, desc.input_window_sizes, desc.input_window_strides)
-    return (slice1(data, *window, output_sizes=desc.output_tensor.sizes),)
+    return (slice1_validated(data, *window, desc.output_tensor.sizes),)
 
 
 SLICE1 = register(Operator(Slice1OperatorDesc, SLICE1_SUPPORT, _validate, ("input_tensor",), _apply))

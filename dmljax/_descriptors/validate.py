@@ -21,7 +21,7 @@ from dmljax._core.dtypes import DataType
 from dmljax._core.errors import ValidationError, fail
 from dmljax._core.limits import MAX_TENSOR_ELEMENTS
 from dmljax._descriptors.feature_levels import FeatureLevel
-from dmljax._descriptors.registry import lookup
+from dmljax._descriptors.registry import Operator, lookup
 from dmljax._descriptors.support import SupportRow, support_at
 from dmljax._ops.indices import check_sizes_except_axis
 
@@ -52,8 +52,8 @@ class Check:
         return fail(self.struct, member, rule, value, f"{context}, {where}" if context else where)
 
 
-def validate_operator_desc(desc: Any, level: FeatureLevel) -> None:
-    """Validate ``desc`` for DirectML feature ``level``; return None or raise.
+def validate_operator_desc(desc: Any, level: FeatureLevel) -> Operator:
+    """Validate ``desc`` for DirectML feature ``level``; return its registration or raise.
 
     Raises:
       TypeError: ``desc`` is no dmljax operator descriptor.
@@ -65,6 +65,7 @@ def validate_operator_desc(desc: Any, level: FeatureLevel) -> None:
     operator.validate(check, row, desc)
     for member, tensor in tensors_of(desc).items():
         check_buffer_size(check, member, tensor)
+    return operator
 
 
 def support_row(check: Check, table: Any) -> Any:

@@ -52,7 +52,7 @@ from dmljax._ops.indices import (
     resolve_mode,
 )
 
-__all__ = ["gather", "gather_elements"]
+__all__ = ["gather", "gather_elements", "gather_elements_validated", "gather_validated"]
 
 
 def gather(
@@ -163,6 +163,22 @@ def gather_elements(
     if not traced(out, data, indices):
         return out
     return mark(out, data, indices, op=op, axis=axis, mode=marked_mode(policy, given, size))
+
+
+def gather_validated(data: jax.Array, indices: jax.Array, axis: int) -> jax.Array:
+    """`gather` of traced arguments a caller has validated (the descriptor layer): no checks.
+
+    ``axis`` in ``[0, data.ndim)``; the default mode (out-of-range indices clamped). The
+    trace is `gather`'s on the same arguments: the array function and its marker.
+    """
+    out = _gather_impl(data, indices, axis=axis, mode=IndexMode.CLIP, checked=False)
+    return mark(out, data, indices, op="gather", axis=axis, mode=IndexMode.CLIP.value)
+
+
+def gather_elements_validated(data: jax.Array, indices: jax.Array, axis: int) -> jax.Array:
+    """`gather_elements` of traced arguments a caller has validated (the descriptor layer): no checks."""
+    out = _gather_elements_impl(data, indices, axis=axis, mode=IndexMode.CLIP, checked=False)
+    return mark(out, data, indices, op="gather_elements", axis=axis, mode=IndexMode.CLIP.value)
 
 
 @functools.partial(jax.jit, static_argnames=("axis", "mode", "checked"))

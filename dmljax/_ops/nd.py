@@ -45,7 +45,7 @@ from dmljax._ops.indices import (
 from dmljax._ops.reductions import check_reduction, combine, flat_dtype, flat_targets, scatter_at
 from dmljax._ops.scatter import _as_updates
 
-__all__ = ["gather_nd", "scatter_nd"]
+__all__ = ["gather_nd", "gather_nd_validated", "scatter_nd", "scatter_nd_validated"]
 
 
 def gather_nd(
@@ -198,6 +198,27 @@ def scatter_nd(
         return out
     mode = _marked_mode(policy, indices, input.shape)
     return mark(out, input, _tuples(indices, columns), updates, op=op, mode=mode, reduction=reduction)
+
+
+def gather_nd_validated(data: jax.Array, indices: jax.Array, batch_dims: int) -> jax.Array:
+    """`gather_nd` of traced arguments a caller has validated (the descriptor layer): no checks.
+
+    The default mode (out-of-range indices clamped); the trace is `gather_nd`'s on the same
+    arguments: the array function on the index columns, and its marker.
+    """
+    columns = tuple(indices[..., j] for j in range(indices.shape[-1]))
+    out = _gather_nd_impl(data, columns, batch_dims=batch_dims, mode=IndexMode.CLIP, checked=False)
+    return mark(out, data, indices, op="gather_nd", batch_dims=batch_dims, mode=IndexMode.CLIP.value)
+
+
+def scatter_nd_validated(input: jax.Array, indices: jax.Array, updates: jax.Array) -> jax.Array:
+    """`scatter_nd` of traced arguments a caller has validated (the descriptor layer): no checks.
+
+    The default mode (out-of-range tuples dropped), no reduction; the trace is `scatter_nd`'s.
+    """
+    columns = tuple(indices[..., j] for j in range(indices.shape[-1]))
+    out = _scatter_nd_impl(input, columns, updates, reduction="none", mode=IndexMode.FILL, checked=False)
+    return mark(out, input, indices, updates, op="scatter_nd", mode=IndexMode.FILL.value, reduction="none")
 
 
 def _marked_mode(policy: IndexPolicy, indices: Any, sizes: tuple[int, ...]) -> str:

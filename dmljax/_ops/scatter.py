@@ -37,7 +37,7 @@ from dmljax._ops.indices import (
 )
 from dmljax._ops.reductions import check_reduction, combine, flat_dtype, flat_targets
 
-__all__ = ["scatter", "scatter_elements"]
+__all__ = ["scatter", "scatter_elements", "scatter_validated"]
 
 
 def scatter(
@@ -146,6 +146,17 @@ def scatter(
 
 
 scatter_elements = scatter
+
+
+def scatter_validated(input: jax.Array, indices: jax.Array, updates: jax.Array, axis: int) -> jax.Array:
+    """`scatter` of traced arguments a caller has validated (the descriptor layer): no checks.
+
+    ``axis`` in ``[0, input.ndim)``; the default mode (out-of-range indices dropped), no
+    reduction. The trace is `scatter`'s on the same arguments: the array function and its marker.
+    """
+    out = _scatter_impl(input, indices, updates, axis=axis, mode=IndexMode.FILL, checked=False)
+    return mark(out, input, indices, updates, op="scatter", axis=axis, mode=IndexMode.FILL.value, reduction="none")
+
 
 # The type JAX gives a host array with ``jax_enable_x64`` off: 64-bit host updates for a
 # 32-bit input are converted as JAX converts them without x64, whatever the setting.

@@ -19,7 +19,7 @@ from dmljax._core.limits import INT32_MAX, UINT32_MAX
 from dmljax._core.markers import mark
 from dmljax._ops.indices import as_data, check_rank
 
-__all__ = ["slice1", "check_window_rules"]
+__all__ = ["slice1", "check_window_rules", "slice1_validated"]
 
 
 def slice1(
@@ -68,6 +68,18 @@ def slice1(
     check_rank("slice1", "input", input.shape)
     offsets, sizes, strides, output_sizes = _check_window(input.shape, offsets, sizes, strides, output_sizes)
     window = dict(offsets=offsets, sizes=sizes, strides=strides, output_sizes=tuple(output_sizes))
+    return mark(_slice1_impl(input, **window), input, op="slice1", **window)
+
+
+def slice1_validated(
+    input: jax.Array,
+    offsets: tuple[int, ...],
+    sizes: tuple[int, ...],
+    strides: tuple[int, ...],
+    output_sizes: tuple[int, ...],
+) -> jax.Array:
+    """`slice1` of a window a caller has validated (the descriptor layer): Python ints, no checks."""
+    window = dict(offsets=offsets, sizes=sizes, strides=strides, output_sizes=output_sizes)
     return mark(_slice1_impl(input, **window), input, op="slice1", **window)
 
 

@@ -25,7 +25,7 @@ from dmljax._core.markers import mark
 from dmljax._random import philox, shard_local, vector_width
 from dmljax._random.checks import check_static
 
-__all__ = ["STATE_WORDS", "make_state", "random_generator"]
+__all__ = ["STATE_WORDS", "make_state", "random_generator", "random_generator_validated"]
 
 # DML_RANDOM_GENERATOR: the PHILOX_4X32_10 state is six UINT32 values, a 128-bit counter then a 64-bit key.
 STATE_WORDS = 6
@@ -269,6 +269,12 @@ def random_generator(
     shape = check_output_shape("random_generator", shape)
     out_sharding = shard_local.check_out_sharding("random_generator", out_sharding, shape)
     values, new_state = vector_width.call(_random_generator, _random_generator_wide, state, shape, out_sharding)
+    return mark(values, state, op="random_generator"), new_state
+
+
+def random_generator_validated(state: jax.Array, shape: tuple[int, ...]) -> tuple[jax.Array, jax.Array]:
+    """`random_generator` of a state and shape a caller has validated (the descriptor layer): no checks."""
+    values, new_state = vector_width.call(_random_generator, _random_generator_wide, state, shape, None)
     return mark(values, state, op="random_generator"), new_state
 
 
