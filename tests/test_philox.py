@@ -10,6 +10,7 @@ import pytest
 from dmljax import ValidationError, philox4x32_10
 from dmljax._random.philox import PHILOX_M4X32_0, PHILOX_M4X32_1, add_128, mulhi
 from tests import reference
+from tests.multidevice import run_json
 
 # Random123 examples/kat_vectors, "philox4x32 10": counter, key, expected output.
 KAT_VECTORS = {
@@ -122,3 +123,42 @@ def test_philox_program_is_the_same_with_x64_on_and_off():
             texts.append(jax.jit(philox4x32_10).lower(counter, key).as_text())
     assert texts[0] == texts[1]
     assert "chlo.mulhi" not in texts[0] and "ui64" in texts[0]
+
+
+_MULHI_PARTITIONED = """
+import json
+import jax, jax.numpy as jnp, numpy as np
+from jax import lax
+from jax.sharding import NamedSharding, PartitionSpec as P
+from dmljax._random.philox import PHILOX_M4X32_0, mulhi
+
+sharding = NamedSharding(jax.make_mesh((8,), ("x",)), P("x"))
+x = jax.device_put(jnp.arange(64, dtype=jnp.uint32) * np.uint32(0x9E3779B9), sharding)
+want = ((np.asarray(x).astype(np.uint64) * int(PHILOX_M4X32_0)) >> 32).astype(np.uint32)
+answer = {}
+for name, fn in [
+    ("lax", lambda x: lax.mulhi(x, jnp.full_like(x, PHILOX_M4X32_0))),
+    ("dmljax", lambda x: mulhi(PHILOX_M4X32_0, x)),
+]:
+    try:
+        out = jax.jit(fn, out_shardings=sharding)(x)
+        answer[name] = "right" if (np.asarray(out) == want).all() else "wrong"
+    except Exception as error:  # XLA's "Unable to convert MHLO to StableHLO"
+        answer[name] = f"{type(error).__name__}: {str(error)[:200]}"
+print(json.dumps(answer))
+"""
+
+
+@pytest.mark.system
+def test_lax_mulhi_still_fails_to_compile_partitioned():
+    """Why `mulhi` is a primitive of dmljax's own and not `lax.mulhi` (a workaround, tested).
+
+    ``lax.mulhi`` lowers to ``chlo.mulhi``, which XLA fails to legalize once the program is
+    partitioned over several devices ("failed to legalize operation 'mhlo.unknown'"; jax
+    0.10.2). dmljax's primitive lowers to the same ops as JAX's own fallback and compiles.
+    If this test fails because ``lax.mulhi`` now compiles: replace `mulhi`'s primitive by
+    ``lax.mulhi`` and delete this test.
+    """
+    answer = run_json(_MULHI_PARTITIONED)
+    assert answer["dmljax"] == "right"
+    assert answer["lax"] != "right", "lax.mulhi compiles partitioned now: drop dmljax's mulhi primitive"

@@ -14,13 +14,13 @@ import numpy as np
 import pytest
 
 from dmljax import config, make_state, normal, randint, random_generator, uniform
-from dmljax._random import philox
+from dmljax._random import philox_layout
 from dmljax._random.philox import PHILOX_ROUNDS
 from tests import reference
 
 STATE = make_state(0x0DDBA11, counter=2**32 - 77)
 
-# (shape, the path `philox.stream` takes for 4 values a block)
+# (shape, the path `philox_layout.stream` takes for 4 values a block)
 SHAPES = {
     "whole blocks": (3, 8),
     "block per element, rows of 6": (6, 6),
@@ -134,7 +134,7 @@ def test_shifted_interleave_reads_each_row_from_its_start_inside_the_first_block
     rng = np.random.default_rng(v)
     planes = rng.integers(0, 2**32, size=(v, 2, 5, 7), dtype=np.uint32)
     shift = rng.integers(0, v, size=(2, 5), dtype=np.uint32)
-    out = philox._shifted_interleave(tuple(jnp.asarray(p) for p in planes), jnp.asarray(shift))
+    out = philox_layout._shifted_interleave(tuple(jnp.asarray(p) for p in planes), jnp.asarray(shift))
     stream = np.moveaxis(planes, 0, -1).reshape(2, 5, 7 * v)  # block j, value l at j * v + l
     want = np.stack([stream[i, j, s : s + 6 * v] for (i, j), s in np.ndenumerate(shift)]).reshape(2, 5, 6 * v)
     np.testing.assert_array_equal(out, want)
@@ -148,8 +148,8 @@ def test_interleave_puts_plane_j_at_every_kth_element(k, pair_interleave):
     want = np.moveaxis(planes, 0, -1).reshape(3, 5 * k)
     with config.override(philox_pair_interleave=pair_interleave):
         args = tuple(jnp.asarray(p) for p in planes)
-        np.testing.assert_array_equal(philox.interleave(args), want)
-        np.testing.assert_array_equal(jax.jit(philox.interleave)(args), want)
+        np.testing.assert_array_equal(philox_layout.interleave(args), want)
+        np.testing.assert_array_equal(jax.jit(philox_layout.interleave)(args), want)
 
 
 def test_pair_interleave_under_vmap_with_a_batch_axis_anywhere():
@@ -157,14 +157,14 @@ def test_pair_interleave_under_vmap_with_a_batch_axis_anywhere():
     rng = np.random.default_rng(7)
     batched = [rng.integers(0, 2**32, size=(3, 4, 5), dtype=np.uint32) for _ in range(2)]
     shared = [rng.integers(0, 2**32, size=(3, 5), dtype=np.uint32) for _ in range(2)]
-    fn = jax.vmap(lambda a, b, c, d: philox.interleave((a, b, c, d)), in_axes=(1, None, 1, None))
+    fn = jax.vmap(lambda a, b, c, d: philox_layout.interleave((a, b, c, d)), in_axes=(1, None, 1, None))
     out = fn(batched[0], shared[0], batched[1], shared[1])
     for i in range(4):
         planes = np.stack([batched[0][:, i], shared[0], batched[1][:, i], shared[1]], axis=-1)
         np.testing.assert_array_equal(out[i], planes.reshape(3, 20))
 
 
-# --- off the CPU: each element computes its block (`philox._per_element`, `philox._flat`) --------------
+# --- off the CPU: each element computes its block (`philox_layout._per_element`, `philox_layout._flat`) --------------
 
 COUNTER = tuple(jnp.asarray(w, jnp.uint32) for w in np.asarray(STATE)[:4])
 KEY = tuple(jnp.asarray(w, jnp.uint32) for w in np.asarray(STATE)[4:])
@@ -175,10 +175,10 @@ KEY = tuple(jnp.asarray(w, jnp.uint32) for w in np.asarray(STATE)[4:])
 def test_off_cpu_stream_matches_the_loop_oracle(shape):
     # What a GPU runs for a whole output (`_flat`) and for a device's tile (per-element rows).
     want = reference.random_generator(np.asarray(STATE), shape)[0]
-    flat = jax.jit(philox._flat, static_argnums=(2, 3))(COUNTER, KEY, shape, philox._words)
+    flat = jax.jit(philox_layout._flat, static_argnums=(2, 3))(COUNTER, KEY, shape, philox_layout._words)
     np.testing.assert_array_equal(flat, want)
     first = np.arange(math.prod(shape[:-1]), dtype=np.uint32).reshape(shape[:-1]) * np.uint32(shape[-1])
-    rows = philox._per_element(COUNTER, KEY, jnp.asarray(first), shape[-1], philox._words)
+    rows = philox_layout._per_element(COUNTER, KEY, jnp.asarray(first), shape[-1], philox_layout._words)
     np.testing.assert_array_equal(rows, want)
 
 
@@ -191,8 +191,8 @@ def test_off_cpu_distributions_equal_the_cpu_values(shape, dtype, cpu):
     from dmljax._random.distributions import _normal_block, _uniform_block
 
     for per_block in (_uniform_block(np.dtype(dtype)), _normal_block(np.dtype(dtype))):
-        blocks = jax.jit(philox.stream, static_argnums=(2, 3))(COUNTER, KEY, shape, per_block)
-        elements = jax.jit(philox._flat, static_argnums=(2, 3))(COUNTER, KEY, shape, per_block)
+        blocks = jax.jit(philox_layout.stream, static_argnums=(2, 3))(COUNTER, KEY, shape, per_block)
+        elements = jax.jit(philox_layout._flat, static_argnums=(2, 3))(COUNTER, KEY, shape, per_block)
         np.testing.assert_array_equal(elements, blocks)
 
 

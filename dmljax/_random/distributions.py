@@ -45,7 +45,7 @@ from jax import lax
 from jax.sharding import NamedSharding
 
 from dmljax._core.markers import mark
-from dmljax._random import philox, shard_local, vector_width
+from dmljax._random import philox_layout, shard_local, vector_width
 from dmljax._random.box_muller import box_muller, float32_angle
 from dmljax._random.checks import (
     FLOATS,
@@ -73,7 +73,7 @@ def _generate(
     ``ceil(size / v)`` blocks.
     """
     size = math.prod(shape)
-    v = philox.values_per_block(per_block)
+    v = philox_layout.values_per_block(per_block)
     if len(shape) and not (isinstance(size, int) and size == 0):
         values = shard_local.generate(state, shape, per_block, out_sharding)
     else:
