@@ -80,8 +80,8 @@ def mulhi(m: np.uint32, x: jax.Array) -> jax.Array:
     over more than one device (``tests/test_philox.py`` fails once it compiles). The
     primitive lowers to the ops of JAX's own mulhi fallback (convert, multiply, shift,
     convert), which XLA vectorises and the partitioner treats as elementwise; uint64 exists
-    only inside the lowering, whatever the
-    x64 setting. Alternatives: docs/design/philox-layout.md.
+    only inside the lowering, whatever the x64 setting. Alternatives:
+    docs/design/philox-layout.md.
     """
     return _mulhi_p.bind(x, m=int(m))
 
