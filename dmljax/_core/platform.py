@@ -87,6 +87,11 @@ def opaque_predicate(x: jax.Array) -> jax.Array:
     return (first[0] & 1) == 0
 
 
-def cpu_or_plain(flat: Callable, plain: Callable, *args: jax.Array) -> jax.Array:
-    """``flat(*args)`` in programs compiled for XLA CPU, ``plain(*args)`` on other platforms."""
-    return lax.platform_dependent(*args, cpu=flat, default=plain)
+def cpu_or_plain(on_cpu: Callable, plain: Callable, *args: jax.Array) -> jax.Array:
+    """``on_cpu(*args)`` in programs compiled for XLA CPU, ``plain(*args)`` on other platforms.
+
+    ``on_cpu`` is any XLA CPU formulation (flat positions, column blocks, indices
+    normalised apart, an in-order scatter); ``plain`` the partitionable one. Only the
+    branch of the platform compiled for is compiled.
+    """
+    return lax.platform_dependent(*args, cpu=on_cpu, default=plain)
