@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import dmljax
+from dmljax._core import platform
 from dmljax._random import distributions, dropout, generator, vector_width
 
 STATE = dmljax.make_state(0xC0FFEE, counter=2**32 - 3)
@@ -30,7 +31,7 @@ CALLS = {
 
 @pytest.fixture
 def avx512(monkeypatch):
-    monkeypatch.setattr(vector_width, "host_has_avx512", lambda: True)
+    monkeypatch.setattr(platform, "host_has_avx512", lambda: True)
 
 
 @pytest.mark.slow
@@ -57,7 +58,7 @@ def test_calls_inside_a_trace_never_take_the_wide_twin(name, avx512):
 
 
 def test_without_avx512_eager_calls_run_the_plain_twin(monkeypatch):
-    monkeypatch.setattr(vector_width, "host_has_avx512", lambda: False)
+    monkeypatch.setattr(platform, "host_has_avx512", lambda: False)
     wide = generator._random_generator_wide
     wide.clear_cache()
     dmljax.random_generator(STATE, (3, 17))
@@ -97,11 +98,11 @@ def test_uncommitted_arrays_follow_the_default_device_committed_ones_their_own(a
 def test_host_has_avx512_reads_the_cpuinfo_flags(tmp_path, flags, want):
     cpuinfo = tmp_path / "cpuinfo"
     cpuinfo.write_text(f"processor\t: 0\nmodel name\t: test\nflags\t\t: {flags}\n\n")
-    assert vector_width.host_has_avx512(str(cpuinfo)) is want
+    assert platform.host_has_avx512(str(cpuinfo)) is want
 
 
 def test_host_has_avx512_is_false_without_cpuinfo(tmp_path):
-    assert vector_width.host_has_avx512(str(tmp_path / "missing")) is False
+    assert platform.host_has_avx512(str(tmp_path / "missing")) is False
 
 
 def test_applies_checks_the_devices_of_an_out_sharding(avx512, cpu):

@@ -30,10 +30,10 @@ from typing import Any
 import jax
 from jax._src import core  # trace_state_clean: is this call the top level?
 
+from dmljax._core import platform
 from dmljax._core.config import config
-from dmljax._core.platform import host_has_avx512  # re-exported: tests pin it here
 
-__all__ = ["WIDE_VECTORS", "applies", "call", "default_platform", "host_has_avx512", "twin_jit", "wide_jit"]
+__all__ = ["WIDE_VECTORS", "applies", "call", "default_platform", "twin_jit", "wide_jit"]
 
 # XLA CPU's DebugOptions field xla_cpu_prefer_vector_width (bits): docs/design/vector-width.md.
 WIDE_VECTORS = {"xla_cpu_prefer_vector_width": 512}
@@ -47,12 +47,12 @@ def applies(*args: Any) -> bool:
 
     Examples:
       >>> on_cpu = jax.device_put(jax.numpy.zeros(6), jax.devices("cpu")[0])  # a GPU machine's default: its GPU
-      >>> applies(on_cpu) == host_has_avx512()  # on the CPU, at the top level
+      >>> applies(on_cpu) == platform.host_has_avx512()  # on the CPU, at the top level
       True
       >>> jax.jit(lambda x: jax.numpy.asarray(applies(x)))(1.0)  # inside a trace: never
       Array(False, dtype=bool)
     """
-    if not config.cpu_wide_vectors or not core.trace_state_clean() or not host_has_avx512():
+    if not config.cpu_wide_vectors or not core.trace_state_clean() or not platform.host_has_avx512():
         return False
     devices: list[Any] = []
     for leaf in jax.tree.leaves(args):
