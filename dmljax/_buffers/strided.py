@@ -97,8 +97,7 @@ def read_operand(buffer: jax.Array, desc: TensorDesc) -> jax.Array:
 
     The tiled NHWC transpose (`dmljax._buffers.transpose`) pays off when the read array is itself
     the result. An operator that consumes it reads through XLA's fused transpose without
-    materialising it: GatherElements over 8 channels of a 256 MiB NHWC buffer took 166 ms
-    with the two-pass tiles against 82 ms fused (`python -m dmljax --only compile_operator`).
+    materialising it, in half the time (docs/design/tiled-transpose.md).
     """
     return mark(_read_impl(buffer, desc, False), buffer, op="read_tensor", desc=desc)
 
@@ -110,8 +109,7 @@ def write_tensor(buffer: jax.typing.ArrayLike, desc: TensorDesc, value: jax.typi
     Donate ``buffer`` (``jax.jit(..., donate_argnums=...)``) to update it in place. With
     padded rows, a buffer that ends before its last row's padding (DirectML's minimum,
     ``desc.min_buffer_elements``) costs XLA one more copy of the output; a buffer of whole
-    rows is written in one pass (1.9x faster at 16 MiB on XLA CPU: ``python -m dmljax
-    --only write_tensor``, the "whole rows" case).
+    rows is written in one pass (docs/design/strided-lowering.md).
 
     Args:
       buffer: 1-D array of ``desc.dtype``, at least ``desc.min_buffer_elements`` long.
@@ -229,8 +227,8 @@ def _offsets_order(plan: OffsetsPlan) -> tuple[int, ...]:
 def _plan_offsets(buffer: jax.Array, desc: TensorDesc) -> OffsetsPlan:
     """`plan_offsets`, unsplit when the buffer stops short of the outermost level's last row.
 
-    Padding such a buffer to whole rows costs a copy (1.3x on a read); one flat gather
-    over offsets below 2**32 does not. A buffer of whole rows keeps the split (and stays
+    Padding such a buffer to whole rows costs a copy; one flat gather over offsets below
+    2**32 does not (docs/design/strided-lowering.md). A buffer of whole rows keeps the split (and stays
     shard-local when sharded by rows).
     """
     plan = plan_offsets(desc.sizes, desc.strides)
@@ -328,8 +326,7 @@ def _write_impl(buffer: jax.Array, value: jax.Array, desc: TensorDesc) -> jax.Ar
     if plan.extent > length:
         # The buffer stops short of its last row's padding (DirectML's minimum size), so
         # this slice copies the whole output a second time (a buffer of whole rows: one
-        # pass, 0.54x the time); the one-pass alternatives measured 1.08-2.54x as long
-        # (docs/design/strided-lowering.md).
+        # pass); the one-pass alternatives were slower (docs/design/strided-lowering.md).
         return lax.slice(flat, (0,), (length,))
     return lax.concatenate([flat, lax.slice(buffer, (plan.extent,), (length,))], 0)
 
@@ -338,7 +335,7 @@ def _with_padding(x: jax.Array, view: jax.Array) -> jax.Array:
     """``view`` with ``x`` in its leading corner, as concatenates of ``x`` and the view's padding.
 
     Innermost axis first: ``x`` grows by the view's padding columns until it has the
-    view's shape. One concatenate per padded axis runs 1.4-1.5x faster on XLA CPU than a
+    view's shape. One concatenate per padded axis runs faster on XLA CPU than a
     dynamic_update_slice of ``x`` into the view (docs/design/strided-lowering.md).
     """
     for axis in reversed(range(x.ndim)):

@@ -7,8 +7,8 @@ each ``(t, c)`` tile of ``t`` pixels (``t * itemsize = 64`` bytes) to ``(c, t)``
 ``dmljax.config.tiled_transpose_two_pass_min_bytes`` XLA fuses both into one loop over the
 tiled output; from there on pass 1 runs in a `lax.cond` on a predicate XLA cannot know (both branches the same function)
 whose branches end in a reshape that merges the tile axes, which keeps the passes apart
-(`tests/test_strided.py` checks the compiled CPU HLO). 0.35-0.52x XLA's transpose at
-256 MiB.
+(`tests/test_strided.py` checks the compiled CPU HLO). Faster than XLA's transpose from
+the threshold on: docs/design/tiled-transpose.md.
 
 XLA CPU only (`lax.platform_dependent`; GPUs get `lax.transpose`), in a JAX process with
 one device, when the moved-over axes hold whole tiles. Its derivative is the plain

@@ -1,4 +1,5 @@
-"""What every family shares and nothing else: errors, data types, limits, platform helpers.
+"""What every family shares and nothing else: errors, data types, limits, the options
+(`config`), the operator markers of every trace (`markers`), platform helpers.
 
 Imports nothing from the rest of dmljax.
 """

@@ -7,10 +7,10 @@ on indices normalised by `dmljax._ops.indices.normalize`. Where JAX's own transp
 gather is slow on XLA CPU, the gather gets a custom tangent (`dmljax._ops.gather_grad`) whose
 transpose is a faster scatter-add; the forward pass is the same gather either way, run in
 column blocks on XLA CPU for gather_elements along a long outer axis of 16 MiB of data or
-more (`dmljax._ops.gather_blocked`: 1.4-2.5x faster there), and so is its tangent. Off the CPU
+more (`dmljax._ops.gather_blocked`, docs/design/blocked-gather.md), and so is its tangent. Off the CPU
 the blocks serve the tangent from 32 MiB and the forward pass from 64 MiB, and on one CUDA
 GPU gather's gradient along an axis with little data after it is one 1-D scatter-add
-(`dmljax._ops.gather_grad.gather_flat_tangent`: 5.2x faster along the last axis at 256 MiB).
+(`dmljax._ops.gather_grad.gather_flat_tangent`, docs/design/gather-gradient.md).
 """
 
 from __future__ import annotations

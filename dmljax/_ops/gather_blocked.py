@@ -14,8 +14,8 @@ same order, the same bits.
 On XLA CPU (`lax.platform_dependent`; elsewhere the plain gather), with one device, for
 concrete shapes whose ``axis`` has at least ``blocked_gather_elements_min_axis`` entries
 and whose axes after ``axis`` hold at least two whole blocks, from
-``blocked_gather_elements_min_bytes`` of data (options of `dmljax.config`): 0.40-0.44x
-``take_along_axis``'s time at 256 MiB on an AVX2 host; on an AVX-512 host only the
+``blocked_gather_elements_min_bytes`` of data (options of `dmljax.config`; faster than
+``take_along_axis`` there on an AVX2 host: docs/design/blocked-gather.md); on an AVX-512 host only the
 gradient runs in blocks (`blocked_forward_on_cpu`: there the plain forward wins). Off
 the CPU the gradient's scatter-add runs in blocks between plain transposes from
 ``blocked_gather_elements_gpu_gradient_min_bytes``, the forward gather in the

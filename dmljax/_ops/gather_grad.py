@@ -12,8 +12,8 @@ faster scatter-add:
 * `flat_tangent` (gather_elements on one CPU device, see `dmljax._core.platform`): one 1-D
   gather at flat positions. Elsewhere the tangent is the gather itself (JAX's transpose).
 * `gather_flat_tangent` (ONNX Gather on one CUDA GPU along an axis with little data after
-  it, `use_gpu_flat`): the same 1-D gather at flat positions (0.19-0.21x JAX's time along
-  the last axis at 256 MiB on an H100).
+  it, `use_gpu_flat`): the same 1-D gather at flat positions, faster than JAX's transpose
+  there (docs/design/gather-gradient.md).
 
 All are exact (the same additions as JAX's scatter-add, in the same order where XLA fixes
 one), linear and made of standard primitives, so every JAX transformation works.

@@ -1,6 +1,8 @@
-"""Index tensors shared by scatter, gather and gather_elements: types, modes and bounds.
+"""Index arguments and the argument checks the index operators share: types, modes, bounds.
 
-One place for every rule about an indices argument:
+One place for every rule about an indices argument, and for the checks of the other
+arguments that every operator makes alike (`as_data`, `check_rank`, `check_axis`,
+`check_axis_size`, `check_elements_shape`, `check_sizes_except_axis`):
 
 * **Types.** INT32, INT64, UINT32, UINT64 (`INDEX_TYPES`), exact at every width and every
   ``jax_enable_x64`` setting: NumPy's and ONNX's default int64 arrays just work, and with
@@ -18,8 +20,8 @@ One place for every rule about an indices argument:
 
 Indices are normalised once, cheaply (`normalize`): negative values are wrapped with one
 fused select in unsigned arithmetic of the index's width, and the result is uint32
-positions, so XLA's gather needs only a one-sided clamp (measured up to 1.9x faster than
-int32 on CPU) and no bound is ever computed in a type too small for it.
+positions, so XLA's gather needs only a one-sided clamp (faster than int32 on CPU:
+docs/design/gather-index-apart.md) and no bound is ever computed in a type too small for it.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
 The public function validates the static facts, checks concrete indices, then calls
 `_scatter_impl`, the one array function holding the semantics: a single element-wise
 `lax.scatter` on indices normalised by `dmljax._ops.indices.normalize`. On XLA CPU with one
-device the scatter runs on the flattened input at flat positions (`dmljax._core.platform`,
-1.5-1.7x faster there); elsewhere it keeps batching dimensions, which partition locally.
+device the scatter runs on the flattened input at flat positions (faster there:
+docs/design/per-platform-formulations.md); elsewhere it keeps batching dimensions, which
+partition locally.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ def scatter(
 
     Without a reduction, duplicate indices (two updates to one element) are invalid input: DirectML does
     not say which write wins, and neither does dmljax. scatter tells XLA the indices are
-    unique (``unique_indices=True``, a 1.25-1.8x faster backward pass on CPU); with
+    unique (``unique_indices=True``, a faster backward pass on CPU: docs/semantics.md); with
     duplicates, the winner may differ between backends and runs, and the gradient flows
     to every duplicate update as if it had won.
 

@@ -11,13 +11,13 @@ for each), and `interleave` puts the four word planes in place as two uint64 wor
 The output is generated in its own shape, row by row
 (`rows`, `tile`): a row that starts inside a block computes one block more and
 `_shifted_interleave` picks each value from its lane's two blocks. Distributions compute
-their values per block inside the reduce (``per_block``). At 2^22-2^26 words on a 2-core
-AVX-512 host: 0.36-0.38x the CPU time of JAX's ``philox4x32`` bits with 512-bit vectors
-(`vector_width`), 0.51-0.52x without, at twice the output's peak memory.
+their values per block inside the reduce (``per_block``): faster than JAX's ``philox4x32``
+bits on XLA CPU (more so with 512-bit vectors, `vector_width`), at twice the output's peak
+memory.
 
 Off the CPU every element computes its own block (`_per_element`, peak memory 1x), and a
-whole output on one device is one flat row, reshaped (`_flat`): 0.59x JAX's time at 2^26
-words on an H100, where the CPU layout ran 6.6-13.9x.
+whole output on one device is one flat row, reshaped (`_flat`): on a GPU the CPU layout
+ran several times slower than JAX.
 
 Every counter comes from `lax.broadcasted_iota`, so a sharded output stays shard-local.
 Alternatives and measurements: docs/design/philox-layout.md.
@@ -320,7 +320,7 @@ def stream(counter: Words, key: Words, shape: Sequence[int], per_block: PerBlock
 def _flat(counter: Words, key: Words, shape: tuple[int, ...], per_block: PerBlock) -> jax.Array:
     """The whole stream of ``shape`` as one row of ``prod(shape)`` elements, each computing its block, reshaped.
 
-    On an H100, rows of 1023 elements ran 2.4x slower than one row (docs/design/philox-layout.md).
+    Rows whose length is no multiple of 4 do not vectorise on a GPU (docs/design/philox-layout.md).
     """
     zero = jnp.zeros((), jnp.uint32)
     return _per_element(counter, key, zero, math.prod(shape), per_block).reshape(shape)

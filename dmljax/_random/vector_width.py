@@ -1,7 +1,7 @@
 """XLA CPU's 512-bit vectors for dmljax's own top-level Philox calls, on AVX-512 hosts.
 
-``xla_cpu_prefer_vector_width=512`` makes the Philox word planes 1.5-2.0x faster on
-AVX-512 hosts, same bits. It is a compile option, and `jax.jit` takes ``compiler_options``
+``xla_cpu_prefer_vector_width=512`` makes the Philox word planes faster on AVX-512 hosts,
+same bits (docs/design/vector-width.md). It is a compile option, and `jax.jit` takes ``compiler_options``
 only at the top level (a nested `jit` that carries them raises, jax 0.10.2). So an entry
 point has two jitted twins of one function, the plain one and one compiled with the option
 (`wide_jit`), and `applies` picks the wide twin only where dmljax's call *is* the top level
