@@ -131,3 +131,30 @@ def test_arrays_and_out_shardings_on_another_device_take_the_plain_twin(avx512):
     )
     assert not vector_width.applies(cpu_state, (4,), sharding)
     assert not vector_width.applies(np.asarray(STATE), (4,), None)  # host values: the default backend, not the CPU
+
+
+def test_nested_jit_still_refuses_compiler_options():
+    """Why `vector_width` keeps two jitted twins of each entry point (jax 0.10.2).
+
+    `jax.jit` takes ``compiler_options`` only at the top level: a nested `jit` that carries
+    them raises, so dmljax cannot compile its own ops with 512-bit vectors inside a user's
+    `jit`, and picks the wide twin only for top-level calls (`vector_width.applies`). If this
+    test fails, nested options work now: the twins could become one function.
+    """
+    inner = jax.jit(lambda x: x + 1, compiler_options=vector_width.WIDE_VECTORS)
+    with pytest.raises(ValueError, match="compiler_options"):
+        jax.jit(inner)(1.0)
+
+
+def test_abstract_mesh_sharding_still_has_no_device_set(monkeypatch):
+    """Why `vector_width.applies` catches ValueError from ``device_set`` (jax 0.10.2).
+
+    An ``out_sharding`` on an abstract mesh names no devices (the program's place is
+    unknown); `applies` then takes the plain twin. If this test fails, ``device_set`` of such
+    a sharding no longer raises: `applies` can drop its ``except ValueError``.
+    """
+    sharding = jax.sharding.NamedSharding(jax.sharding.AbstractMesh((1,), ("x",)), jax.sharding.PartitionSpec("x"))
+    with pytest.raises(ValueError, match="device_set"):
+        _ = sharding.device_set
+    monkeypatch.setattr(platform, "host_has_avx512", lambda: True)
+    assert not vector_width.applies(np.zeros(6, np.uint32), (4,), sharding)

@@ -7,8 +7,8 @@ device, since a flat position merges every axis into one and a partitioned progr
 all-gather. `cpu_or_plain` picks the XLA CPU formulation or the plain one (batching
 dimensions, partitionable) with `lax.platform_dependent`, so only the chosen branch is
 compiled. The tiled and blocked ones keep two passes apart with a `lax.cond` whose two
-branches are the same function, on `opaque_predicate` (jax/jaxlib 0.10.2; their tests
-check the compiled HLO). Alternatives: docs/design/per-platform-formulations.md.
+branches are the same function, on `opaque_predicate` (their tests check the compiled
+HLO). Alternatives: docs/design/per-platform-formulations.md.
 `host_has_avx512` is the one fact about the tracing host's CPU that formulations read
 (the AVX-512 vector twins; gather_elements' CPU forward): only ever for a CPU program.
 """

@@ -246,26 +246,44 @@ def _gather_elements_impl(
     if checked:
         checkify_in_bounds("gather_elements", indices, size, axis)
     index = normalize(indices, size, mode)
-    take: Callable[..., jax.Array] = functools.partial(_gather_elements_lax, axis=axis, mode=mode)
-    if use_flat(data.shape):
-        flat = functools.partial(flat_tangent, axis=axis, mode=mode)
-        forward, tangent = take, take
-        lax_take = functools.partial(_gather_elements_lax, mode=mode)
-        blocks = functools.partial(blocked, lax_take, axis=axis)
-        gpu_forward, gpu_gradient = (
-            config.blocked_gather_elements_gpu_forward_min_bytes,
-            config.blocked_gather_elements_gpu_gradient_min_bytes,
-        )
-        if use_blocked(data.shape, axis, data.dtype):  # both passes in column blocks (2x faster)
-            forward_on_cpu = blocks if blocked_forward_on_cpu() else take  # the host's class: AVX-512 or not
-            forward_off_cpu = blocks if use_blocked(data.shape, axis, data.dtype, gpu_forward) else take
-            # Always the platform choice, so that a GPU program is the same on every tracing host.
-            forward = functools.partial(cpu_or_plain, forward_on_cpu, forward_off_cpu)
-            flat = functools.partial(blocked, functools.partial(flat_tangent, mode=mode), axis=axis)
-        if use_blocked(data.shape, axis, data.dtype, gpu_gradient):  # off the CPU: the gradient (4x)
-            tangent = functools.partial(blocks, apart=False)
-        take = linear_in_data(forward, functools.partial(cpu_or_plain, flat, tangent))
-    return take(data, index)
+    return _elements_formulation(data.shape, data.dtype, axis, mode)(data, index)
+
+
+def _elements_formulation(shape: tuple, dtype: np.dtype, axis: int, mode: IndexMode) -> Callable[..., jax.Array]:
+    """The gather_elements to trace for ``data`` of ``shape``: its forward pass and its tangent, per platform.
+
+    Without `use_flat` (several devices, a symbolic shape, rank 1): the plain gather, with
+    JAX's transpose. Otherwise a `linear_in_data` gather whose parts `cpu_or_plain` picks:
+
+    ========  =====================================  ===============================================
+    part      XLA CPU                                elsewhere
+    ========  =====================================  ===============================================
+    forward   column blocks where `use_blocked` and  column blocks where `use_blocked` and from
+              `blocked_forward_on_cpu` (the host's   ``blocked_gather_elements_gpu_forward_min_bytes``
+              class), else the gather
+    tangent   `flat_tangent`, in column blocks       column blocks (no apart pass) from
+              where `use_blocked`                    ``blocked_gather_elements_gpu_gradient_min_bytes``,
+                                                     else the gather
+    ========  =====================================  ===============================================
+
+    Where `use_blocked` holds the forward pass is always the platform choice, so that a GPU
+    program is the same on every tracing host (docs/design/blocked-gather.md).
+    """
+    take = functools.partial(_gather_elements_lax, axis=axis, mode=mode)
+    if not use_flat(shape):
+        return take
+    blocks = functools.partial(blocked, functools.partial(_gather_elements_lax, mode=mode), axis=axis)
+    forward: Callable[..., jax.Array] = take
+    tangent_on_cpu = functools.partial(flat_tangent, axis=axis, mode=mode)
+    if use_blocked(shape, axis, dtype):
+        forward_on_cpu = blocks if blocked_forward_on_cpu() else take
+        gpu_forward = config.blocked_gather_elements_gpu_forward_min_bytes
+        forward_off_cpu = blocks if use_blocked(shape, axis, dtype, gpu_forward) else take
+        forward = functools.partial(cpu_or_plain, forward_on_cpu, forward_off_cpu)
+        tangent_on_cpu = functools.partial(blocked, functools.partial(flat_tangent, mode=mode), axis=axis)
+    gpu_gradient = config.blocked_gather_elements_gpu_gradient_min_bytes
+    tangent_off_cpu = functools.partial(blocks, apart=False) if use_blocked(shape, axis, dtype, gpu_gradient) else take
+    return linear_in_data(forward, functools.partial(cpu_or_plain, tangent_on_cpu, tangent_off_cpu))
 
 
 def _gather_elements_lax(data: jax.Array, index: jax.Array, *, axis: int, mode: IndexMode) -> jax.Array:

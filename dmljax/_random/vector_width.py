@@ -2,7 +2,8 @@
 
 ``xla_cpu_prefer_vector_width=512`` makes the Philox word planes faster on AVX-512 hosts,
 same bits (docs/design/vector-width.md). It is a compile option, and `jax.jit` takes ``compiler_options``
-only at the top level (a nested `jit` that carries them raises, jax 0.10.2). So an entry
+only at the top level (a nested `jit` that carries them raises: ``tests/test_vector_width.py``
+fails once it no longer does). So an entry
 point has two jitted twins of one function, the plain one and one compiled with the option
 (`wide_jit`), and `applies` picks the wide twin only where dmljax's call *is* the top level
 and can only help:
@@ -62,7 +63,7 @@ def applies(*args: Any) -> bool:
         elif isinstance(leaf, jax.sharding.Sharding):  # an out_sharding: where the program will run
             try:
                 devices += leaf.device_set
-            except ValueError:  # an abstract mesh: "device_set is not implemented" (jax 0.10.2)
+            except ValueError:  # an abstract mesh has no device_set (tests/test_vector_width.py)
                 return False
     if not devices:  # host values and uncommitted arrays: the program runs on JAX's default device
         return default_platform() == "cpu"
