@@ -3,7 +3,7 @@
 No global state is touched: ``fn`` is traced with plain `jax.make_jaxpr` under the
 caller's own ``jax_enable_x64`` setting, the jaxpr is rewritten (`dmljax.onnx._rewrite`:
 dmljax's markers become export-only primitives) and lowered with jax2onnx's lowering
-pieces and only the plugins its primitives need (`dmljax.onnx._registry`). Design note:
+pieces and only the plugins its primitives need (`dmljax.onnx._plugin_loading`). Design note:
 ``docs/design/onnx-export.md``.
 """
 
@@ -23,7 +23,7 @@ from jax2onnx.converter.ir_postprocess import postprocess_ir_model
 from dmljax._core.dtypes import x64_enabled
 from dmljax._core.errors import fail
 from dmljax.onnx import _plugins  # noqa: F401  (registers dmljax's lowerings)
-from dmljax.onnx._registry import ensure_plugins
+from dmljax.onnx._plugin_loading import ensure_plugins
 from dmljax.onnx._rewrite import check_exportable, primitive_names, rewrite
 
 __all__ = ["DEFAULT_OPSET", "MIN_OPSET", "export"]
