@@ -46,6 +46,7 @@ __all__ = [
     "IndexPolicy",
     "as_data",
     "as_indices",
+    "as_updates",
     "check_axis",
     "check_axis_size",
     "gather_in_mode",
@@ -206,6 +207,39 @@ def as_indices(op: str, indices: Any) -> jax.Array | np.ndarray:
         names = ", ".join(t.name for t in INDEX_TYPES)
         raise type_fail(op, "indices.dtype", f"be one of {names}", dtype)
     return indices
+
+
+# The type JAX gives a host array with ``jax_enable_x64`` off: 64-bit host updates for a
+# 32-bit input are converted as JAX converts them without x64, whatever the setting.
+_X64_OFF = {np.dtype(k): np.dtype(v) for k, v in [("float64", "float32"), ("int64", "int32"), ("uint64", "uint32")]}
+_X64_OFF[np.dtype("complex128")] = np.dtype("complex64")
+
+
+def as_updates(op: str, updates: Any, dtype: np.dtype) -> jax.Array:
+    """``updates`` as a JAX array of the input's ``dtype`` (DirectML: the same data type).
+
+    JAX arrays must have ``dtype``. Host values (NumPy arrays, Python numbers) of the 64-bit
+    type of a 32-bit ``dtype`` are converted to it with x64 on or off alike, as JAX converts
+    them with x64 off; integers must fit.
+
+    Raises:
+      TypeError: the types differ otherwise.
+      ValidationError: a 64-bit integer value does not fit ``dtype``.
+    """
+    if not isinstance(updates, jax.Array):
+        host = np.asarray(updates)
+        if host.dtype != dtype and _X64_OFF.get(host.dtype) == dtype:
+            if dtype.kind in "iu" and host.size:
+                info = np.iinfo(dtype)
+                low, high = int(host.min()), int(host.max())
+                if low < info.min or high > info.max:
+                    value = low if low < info.min else high
+                    raise fail(op, "updates", f"hold values that fit input.dtype {dtype}", value, "64-bit host values")
+            updates = host.astype(dtype)
+    updates = as_data(op, "updates", updates)
+    if updates.dtype != dtype:
+        raise type_fail(op, "updates.dtype", f"equal input.dtype ({dtype})", updates.dtype)
+    return updates
 
 
 def check_axis(op: str, axis: Any, rank: int, context: str) -> int:

@@ -36,6 +36,7 @@ from dmljax._ops.indices import (
     IndexPolicy,
     as_data,
     as_indices,
+    as_updates,
     check_axis_size,
     check_rank,
     lax_mode,
@@ -43,7 +44,6 @@ from dmljax._ops.indices import (
     resolve_mode,
 )
 from dmljax._ops.reductions import check_reduction, combine, flat_dtype, flat_targets, scatter_at
-from dmljax._ops.scatter import _as_updates
 
 __all__ = ["gather_nd", "gather_nd_validated", "scatter_nd", "scatter_nd_validated"]
 
@@ -184,7 +184,7 @@ def scatter_nd(
     if len(indices.shape) < 1:
         raise fail(op, "indices.ndim", "be >= 1", len(indices.shape), f"input shape {input.shape}")
     _check_tuple(op, input.shape, indices.shape, 0, "input")
-    updates = _as_updates(op, updates, input.dtype)
+    updates = as_updates(op, updates, input.dtype)
     expected = tuple(indices.shape[:-1]) + input.shape[indices.shape[-1] :]
     if updates.shape != expected:
         context = f"input shape {input.shape}, indices shape {tuple(indices.shape)}"

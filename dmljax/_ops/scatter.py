@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
 
 import jax
 import numpy as np
@@ -27,6 +26,7 @@ from dmljax._ops.indices import (
     IndexMode,
     as_data,
     as_indices,
+    as_updates,
     check_axis,
     check_axis_size,
     check_elements_shape,
@@ -34,7 +34,6 @@ from dmljax._ops.indices import (
     lax_mode,
     normalize,
     resolve_mode,
-    type_fail,
 )
 from dmljax._ops.reductions import check_reduction, combine, flat_dtype, flat_targets
 
@@ -125,7 +124,7 @@ def scatter(
     reduction = check_reduction(op, reduction)
     policy = resolve_mode(op, mode, IndexMode.FILL)
     indices = as_indices(op, indices)
-    updates = _as_updates(op, updates, input.dtype)
+    updates = as_updates(op, updates, input.dtype)
     check_elements_shape(op, input.shape, indices.shape, axis, "input")
     check_axis_size(op, "input", input.shape, axis)
     if updates.shape != indices.shape:
@@ -157,39 +156,6 @@ def scatter_validated(input: jax.Array, indices: jax.Array, updates: jax.Array, 
     """
     out = _scatter_impl(input, indices, updates, axis=axis, mode=IndexMode.FILL, checked=False)
     return mark(out, input, indices, updates, op="scatter", axis=axis, mode=IndexMode.FILL.value, reduction="none")
-
-
-# The type JAX gives a host array with ``jax_enable_x64`` off: 64-bit host updates for a
-# 32-bit input are converted as JAX converts them without x64, whatever the setting.
-_X64_OFF = {np.dtype(k): np.dtype(v) for k, v in [("float64", "float32"), ("int64", "int32"), ("uint64", "uint32")]}
-_X64_OFF[np.dtype("complex128")] = np.dtype("complex64")
-
-
-def _as_updates(op: str, updates: Any, dtype: np.dtype) -> jax.Array:
-    """``updates`` as a JAX array of the input's ``dtype`` (DirectML: the same data type).
-
-    JAX arrays must have ``dtype``. Host values (NumPy arrays, Python numbers) of the 64-bit
-    type of a 32-bit ``dtype`` are converted to it with x64 on or off alike, as JAX converts
-    them with x64 off; integers must fit.
-
-    Raises:
-      TypeError: the types differ otherwise.
-      ValidationError: a 64-bit integer value does not fit ``dtype``.
-    """
-    if not isinstance(updates, jax.Array):
-        host = np.asarray(updates)
-        if host.dtype != dtype and _X64_OFF.get(host.dtype) == dtype:
-            if dtype.kind in "iu" and host.size:
-                info = np.iinfo(dtype)
-                low, high = int(host.min()), int(host.max())
-                if low < info.min or high > info.max:
-                    value = low if low < info.min else high
-                    raise fail(op, "updates", f"hold values that fit input.dtype {dtype}", value, "64-bit host values")
-            updates = host.astype(dtype)
-    updates = as_data(op, "updates", updates)
-    if updates.dtype != dtype:
-        raise type_fail(op, "updates.dtype", f"equal input.dtype ({dtype})", updates.dtype)
-    return updates
 
 
 @functools.partial(jax.jit, static_argnames=("axis", "mode", "checked"))
