@@ -17,10 +17,11 @@ import pytest
 from jax import export
 
 import dmljax
-from dmljax._ops.formulation import flat_positions, use_flat
+from dmljax._ops.formulation import use_flat
 from dmljax._ops.gather import _gather_elements_lax
 from dmljax._ops.gather_grad import flat_tangent, rows_tangent
 from dmljax._ops.indices import IndexMode, normalize
+from dmljax._ops.positions import flat_positions
 from dmljax._ops.scatter import _scatter_flat, _scatter_lax
 
 MODES = [IndexMode.CLIP, IndexMode.FILL, IndexMode.PROMISE_IN_BOUNDS]

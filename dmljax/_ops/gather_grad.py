@@ -32,8 +32,9 @@ from jax import lax
 
 from dmljax._core.config import config
 from dmljax._core.platform import concrete_shape
-from dmljax._ops.formulation import clamped, flat_positions, use_flat
+from dmljax._ops.formulation import use_flat
 from dmljax._ops.indices import IndexMode, gather_in_mode
+from dmljax._ops.positions import clamped, flat_positions
 
 __all__ = [
     "flat_tangent",

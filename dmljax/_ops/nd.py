@@ -7,7 +7,7 @@ data axis ``batch_dims + j``), then call one jitted array function on the column
 normalised by `dmljax._ops.indices.normalize` for its own axis: gather_nd is one
 `lax.gather` with batching dimensions; scatter_nd with ``reduction="none"`` overwrites whole
 slices, one scatter of rows at each tuple's flat row position
-(`dmljax._ops.reductions.flat_targets`), and with a reduction combines at flat element
+(`dmljax._ops.positions.flat_targets`), and with a reduction combines at flat element
 positions in the ordered combine of `dmljax._ops.reductions`.
 """
 
@@ -43,7 +43,8 @@ from dmljax._ops.indices import (
     normalize,
     resolve_mode,
 )
-from dmljax._ops.reductions import check_reduction, combine, flat_dtype, flat_targets, scatter_at
+from dmljax._ops.positions import flat_dtype, flat_targets, scatter_at
+from dmljax._ops.reductions import check_reduction, combine
 
 __all__ = ["gather_nd", "gather_nd_validated", "scatter_nd", "scatter_nd_validated"]
 

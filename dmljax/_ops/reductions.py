@@ -34,7 +34,6 @@ own scatter rules (ties share the cotangent equally, the input's value included)
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable
 
 import jax
@@ -43,70 +42,22 @@ import numpy as np
 from jax import lax
 
 from dmljax._core.config import config
-from dmljax._core.dtypes import x64_enabled
 from dmljax._core.errors import fail
-from dmljax._core.limits import UINT32_MAX
 from dmljax._core.platform import concrete_shape, cpu_or_plain, one_device_shape
-from dmljax._ops.indices import IndexMode, position_dtype, size_scalar
+from dmljax._ops.indices import position_dtype, size_scalar
+from dmljax._ops.positions import gather_at, scatter_at
 
 __all__ = [
     "REDUCTIONS",
     "check_reduction",
     "combine",
     "cpu_scatter_in_order",
-    "flat_dtype",
-    "flat_targets",
-    "gather_at",
-    "scatter_at",
 ]
 
 # ONNX's reduction attribute (ScatterND 16/18, ScatterElements 16/18).
 REDUCTIONS = ("none", "add", "mul", "max", "min")
 
 _OPS = {"add": lax.add, "mul": lax.mul}
-
-_SCATTERS = {
-    "none": lax.scatter,
-    "add": lax.scatter_add,
-    "mul": lax.scatter_mul,
-    "max": lax.scatter_max,
-    "min": lax.scatter_min,
-}
-
-
-def scatter_at(
-    x: jax.Array, positions: jax.Array, updates: jax.Array, reduction: str = "none", unique: bool = False
-) -> jax.Array:
-    """``x.at[positions].<reduction>(updates, mode="drop")`` along axis 0, positions kept unsigned.
-
-    jnp's ``.at`` converts uint32 positions to int32 when ``jax_enable_x64`` is off, so a
-    position of 2^31 or more would wrap (and then count from the end); `lax.scatter` takes
-    them as they are. ``positions``: 1-D unsigned, ``>= x.shape[0]`` dropped; ``updates``:
-    ``positions.shape + x.shape[1:]``; ``reduction``: ``"none"`` (overwrite) or one of
-    `REDUCTIONS`' combiners; ``unique``: the positions are promised distinct.
-
-    Examples:
-      >>> scatter_at(jnp.zeros(3), jnp.array([2, 2, 7], jnp.uint32), jnp.array([1.0, 2.0, 4.0]), "add")
-      Array([0., 0., 3.], dtype=float32)
-    """
-    window = tuple(range(1, x.ndim))
-    dnums = lax.ScatterDimensionNumbers(
-        update_window_dims=window, inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
-    )
-    drop = lax.GatherScatterMode.FILL_OR_DROP
-    return _SCATTERS[reduction](x, positions[:, None], updates, dnums, unique_indices=unique, mode=drop)
-
-
-def gather_at(x: jax.Array, positions: jax.Array) -> jax.Array:
-    """``x.at[positions].get(mode="clip")`` for 1-D ``x`` and unsigned ``positions``, kept unsigned
-    (see `scatter_at`).
-
-    Examples:
-      >>> gather_at(jnp.arange(3.0), jnp.array([2, 0, 9], jnp.uint32))
-      Array([2., 0., 2.], dtype=float32)
-    """
-    dnums = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
-    return lax.gather(x, positions[..., None], dnums, (1,), mode=lax.GatherScatterMode.CLIP)
 
 
 def check_reduction(op: str, reduction: object) -> str:
@@ -265,48 +216,3 @@ def _doubling_scan(op: Callable, start: jax.Array, values: jax.Array) -> jax.Arr
 
     one = jnp.ones((), iota.dtype)
     return lax.while_loop(lambda s: s[0] < size, body, (one, start, values))[2]
-
-
-def flat_dtype(op: str, shape: tuple[int, ...]) -> np.dtype:
-    """The unsigned type of flat positions into an array of ``shape`` (its size marks "dropped").
-
-    A symbolic size (`jax.export`) gets uint32, as `dmljax._ops.indices.position_dtype`
-    gives it: DirectML's tensors hold at most 2^32 - 1 elements.
-
-    Raises:
-      ValidationError: the array has 2^32 - 1 elements or more and ``jax_enable_x64`` is off.
-    """
-    size = math.prod(shape)
-    if not concrete_shape(shape) or size < UINT32_MAX:
-        return np.dtype(np.uint32)
-    if not x64_enabled():
-        rule = f"be below {UINT32_MAX} (2^32 - 1) unless jax_enable_x64 is on (flat positions need uint64)"
-        raise fail(op, "input.size", rule, size, f"input shape {shape}")
-    return np.dtype(np.uint64)
-
-
-def flat_targets(coords: list[jax.Array], shape: tuple[int, ...], mode: IndexMode, dtype: np.dtype) -> jax.Array:
-    """Flat positions into an array of ``shape`` from one coordinate array per dimension.
-
-    ``coords`` are unsigned arrays of one common shape (normalised positions, `normalize`;
-    ``shape`` may hold `jax.export` symbolic sizes);
-    a coordinate ``>= shape[d]`` is clamped, or under `IndexMode.FILL` the position is
-    ``prod(shape)`` (dropped by the scatter).
-
-    Examples:
-      >>> coords = [jnp.array([1, 0], jnp.uint32), jnp.array([2, 5], jnp.uint32)]
-      >>> flat_targets(coords, (2, 3), IndexMode.FILL, np.dtype(np.uint32))
-      Array([5, 6], dtype=uint32)
-    """
-    size = math.prod(shape)
-    lin = jnp.zeros(coords[0].shape, dtype)
-    valid = jnp.ones(coords[0].shape, bool)
-    for d, coord in enumerate(coords):
-        coord = lax.convert_element_type(coord, dtype)
-        if mode is IndexMode.FILL:
-            valid = valid & (coord < size_scalar(shape[d], dtype))
-        coord = jnp.minimum(coord, size_scalar(shape[d] - 1, dtype))
-        lin = lin + coord * size_scalar(math.prod(shape[d + 1 :]), dtype)
-    if mode is IndexMode.FILL:
-        lin = jnp.where(valid, lin, size_scalar(size, dtype))
-    return lin

@@ -20,7 +20,7 @@ from jax import lax
 from dmljax._core.errors import fail
 from dmljax._core.markers import mark, traced
 from dmljax._core.platform import cpu_or_plain
-from dmljax._ops.formulation import flat_positions, use_flat
+from dmljax._ops.formulation import use_flat
 from dmljax._ops.index_checks import call_checked, checkify_in_bounds, marked_mode, prepare_indices
 from dmljax._ops.indices import (
     IndexMode,
@@ -35,7 +35,8 @@ from dmljax._ops.indices import (
     normalize,
     resolve_mode,
 )
-from dmljax._ops.reductions import check_reduction, combine, flat_dtype, flat_targets
+from dmljax._ops.positions import flat_dtype, flat_positions, flat_targets
+from dmljax._ops.reductions import check_reduction, combine
 
 __all__ = ["scatter", "scatter_elements", "scatter_validated"]
 
