@@ -178,3 +178,15 @@ def test_rows_tangent_and_its_transpose_equal_the_gathers_bits(shape, axis, inde
     (rows_ct,) = jax.linear_transpose(lambda d: rows(d, index), x)(ct)
     (plain_ct,) = jax.linear_transpose(lambda d: plain(d, index), x)(ct)
     np.testing.assert_array_equal(rows_ct, plain_ct)
+
+
+def test_one_bound_for_flat_positions():
+    """`use_flat` and `flat_dtype` draw the line between uint32 and wider positions at one size."""
+    from dmljax import ValidationError
+    from dmljax._ops.positions import FLAT_LIMIT, flat_dtype
+
+    below, at = (1, FLAT_LIMIT - 1), (1, FLAT_LIMIT)
+    assert use_flat(below) and flat_dtype("scatter", below) == np.uint32
+    assert not use_flat(at)
+    with pytest.raises(ValidationError, match=rf"input.size must be below {FLAT_LIMIT}"):
+        flat_dtype("scatter", at)  # jax_enable_x64 off: uint64 positions are not available

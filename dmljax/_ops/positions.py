@@ -26,8 +26,11 @@ from dmljax._ops.indices import IndexMode, size_scalar
 
 __all__ = ["FLAT_LIMIT", "clamped", "flat_dtype", "flat_positions", "flat_targets", "gather_at", "scatter_at"]
 
-# Flat positions are uint32, with ``prod(shape)`` itself as the out-of-range sentinel.
-FLAT_LIMIT = 2**32
+# The one bound of flat positions: an array of fewer than FLAT_LIMIT elements takes uint32
+# positions, ``prod(shape)`` itself the out-of-range sentinel (`flat_dtype`, `use_flat`).
+# ``prod(shape) <= UINT32_MAX`` would fit as well; the bound keeps the 2^32 - 1 element case
+# on uint64 as it always was (a ValidationError with x64 off).
+FLAT_LIMIT = UINT32_MAX
 
 
 def clamped(index: jax.Array, size: int, mode: IndexMode) -> jax.Array:
@@ -43,7 +46,7 @@ def flat_positions(index: jax.Array, shape: tuple[int, ...], axis: int, mode: In
     ``index`` holds normalised indices along ``axis`` (any unsigned dtype); element ``p`` of
     the result is the flat position of ``p`` with ``p[axis]`` replaced by ``index[p]`` (clamped
     unless ``mode`` is `FILL`, where out-of-range indices give ``prod(shape)``, dropped by a
-    `FILL_OR_DROP` gather or scatter). Needs ``prod(shape) < 2**32`` (`use_flat`).
+    `FILL_OR_DROP` gather or scatter). Needs ``prod(shape) < FLAT_LIMIT`` (`use_flat`).
     """
     strides = [math.prod(shape[d + 1 :]) for d in range(len(shape))]
     along = clamped(index, shape[axis], mode)
@@ -66,10 +69,10 @@ def flat_dtype(op: str, shape: tuple[int, ...]) -> np.dtype:
       ValidationError: the array has 2^32 - 1 elements or more and ``jax_enable_x64`` is off.
     """
     size = math.prod(shape)
-    if not concrete_shape(shape) or size < UINT32_MAX:
+    if not concrete_shape(shape) or size < FLAT_LIMIT:
         return np.dtype(np.uint32)
     if not x64_enabled():
-        rule = f"be below {UINT32_MAX} (2^32 - 1) unless jax_enable_x64 is on (flat positions need uint64)"
+        rule = f"be below {FLAT_LIMIT} (2^32 - 1) unless jax_enable_x64 is on (flat positions need uint64)"
         raise fail(op, "input.size", rule, size, f"input shape {shape}")
     return np.dtype(np.uint64)
 
