@@ -4,7 +4,9 @@ Re-run: ``PYTHONPATH=. python scripts/count_calls.py`` (each case in a fresh pro
 so the first call traces and jit caches start empty). Prints, per case, the distinct
 dmljax functions, the modules they live in, the total calls, and how often each
 module is entered from outside itself (``indices.py`` entries, ``registry.lookup``
-calls, ...). Add ``-v`` for every function with its call count.
+calls, ...). Add ``-v`` for every function with its call count. A function behind
+`functools.lru_cache` is seen only when the cache misses (``has_aliasing``): count its
+callers instead (``write_tensor`` checks aliasing, `write_operand` does not).
 """
 
 from __future__ import annotations
