@@ -56,11 +56,15 @@ def count(source: str) -> tuple[int, int]:
 
 def main() -> None:
     rev = sys.argv[1] if len(sys.argv) > 1 else None
-    prose = code = 0
-    for source in _files(rev).values():
+    totals: dict[str, list[int]] = {}
+    for name, source in _files(rev).items():
+        package = "/".join(name.split("/")[:2]) if name.count("/") > 1 else "dmljax"
         p, c = count(source)
-        prose, code = prose + p, code + c
-    print(f"{rev or 'working tree'}: prose {prose} lines, code {code} lines, prose:code {prose / code:.2f}")
+        for key in (package, "all"):
+            entry = totals.setdefault(key, [0, 0])
+            entry[0], entry[1] = entry[0] + p, entry[1] + c
+    for key, (prose, code) in sorted(totals.items()):
+        print(f"{rev or 'working tree'} {key}: prose {prose}, code {code}, prose:code {prose / code:.2f}")
 
 
 if __name__ == "__main__":

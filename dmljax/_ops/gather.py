@@ -166,17 +166,13 @@ def gather_elements(
 
 
 def gather_validated(data: jax.Array, indices: jax.Array, axis: int) -> jax.Array:
-    """`gather` of traced arguments a caller has validated (the descriptor layer): no checks.
-
-    ``axis`` in ``[0, data.ndim)``; the default mode (out-of-range indices clamped). The
-    trace is `gather`'s on the same arguments: the array function and its marker.
-    """
+    """`gather`'s trace (default mode) of arguments the descriptor layer validated: no checks."""
     out = _gather_impl(data, indices, axis=axis, mode=IndexMode.CLIP, checked=False)
     return mark(out, data, indices, op="gather", axis=axis, mode=IndexMode.CLIP.value)
 
 
 def gather_elements_validated(data: jax.Array, indices: jax.Array, axis: int) -> jax.Array:
-    """`gather_elements` of traced arguments a caller has validated (the descriptor layer): no checks."""
+    """`gather_elements`' trace (default mode) of arguments the descriptor layer validated: no checks."""
     out = _gather_elements_impl(data, indices, axis=axis, mode=IndexMode.CLIP, checked=False)
     return mark(out, data, indices, op="gather_elements", axis=axis, mode=IndexMode.CLIP.value)
 

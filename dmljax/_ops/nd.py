@@ -202,21 +202,14 @@ def scatter_nd(
 
 
 def gather_nd_validated(data: jax.Array, indices: jax.Array, batch_dims: int) -> jax.Array:
-    """`gather_nd` of traced arguments a caller has validated (the descriptor layer): no checks.
-
-    The default mode (out-of-range indices clamped); the trace is `gather_nd`'s on the same
-    arguments: the array function on the index columns, and its marker.
-    """
+    """`gather_nd`'s trace (default mode) of arguments the descriptor layer validated: no checks."""
     columns = tuple(indices[..., j] for j in range(indices.shape[-1]))
     out = _gather_nd_impl(data, columns, batch_dims=batch_dims, mode=IndexMode.CLIP, checked=False)
     return mark(out, data, indices, op="gather_nd", batch_dims=batch_dims, mode=IndexMode.CLIP.value)
 
 
 def scatter_nd_validated(input: jax.Array, indices: jax.Array, updates: jax.Array) -> jax.Array:
-    """`scatter_nd` of traced arguments a caller has validated (the descriptor layer): no checks.
-
-    The default mode (out-of-range tuples dropped), no reduction; the trace is `scatter_nd`'s.
-    """
+    """`scatter_nd`'s trace (default mode, no reduction) of arguments the descriptor layer validated: no checks."""
     columns = tuple(indices[..., j] for j in range(indices.shape[-1]))
     out = _scatter_nd_impl(input, columns, updates, reduction="none", mode=IndexMode.FILL, checked=False)
     return mark(out, input, indices, updates, op="scatter_nd", mode=IndexMode.FILL.value, reduction="none")

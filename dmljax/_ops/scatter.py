@@ -150,11 +150,7 @@ scatter_elements = scatter
 
 
 def scatter_validated(input: jax.Array, indices: jax.Array, updates: jax.Array, axis: int) -> jax.Array:
-    """`scatter` of traced arguments a caller has validated (the descriptor layer): no checks.
-
-    ``axis`` in ``[0, input.ndim)``; the default mode (out-of-range indices dropped), no
-    reduction. The trace is `scatter`'s on the same arguments: the array function and its marker.
-    """
+    """`scatter`'s trace (default mode, no reduction) of arguments the descriptor layer validated: no checks."""
     out = _scatter_impl(input, indices, updates, axis=axis, mode=IndexMode.FILL, checked=False)
     return mark(out, input, indices, updates, op="scatter", axis=axis, mode=IndexMode.FILL.value, reduction="none")
 

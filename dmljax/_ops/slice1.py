@@ -78,7 +78,7 @@ def slice1_validated(
     strides: tuple[int, ...],
     output_sizes: tuple[int, ...],
 ) -> jax.Array:
-    """`slice1` of a window a caller has validated (the descriptor layer): Python ints, no checks."""
+    """`slice1`'s trace of a window (Python ints) the descriptor layer validated: no checks."""
     window = dict(offsets=offsets, sizes=sizes, strides=strides, output_sizes=output_sizes)
     return mark(_slice1_impl(input, **window), input, op="slice1", **window)
 

@@ -273,7 +273,7 @@ def random_generator(
 
 
 def random_generator_validated(state: jax.Array, shape: tuple[int, ...]) -> tuple[jax.Array, jax.Array]:
-    """`random_generator` of a state and shape a caller has validated (the descriptor layer): no checks."""
+    """`random_generator`'s trace of a state and shape the descriptor layer validated: no checks."""
     values, new_state = vector_width.call(_random_generator, _random_generator_wide, state, shape, None)
     return mark(values, state, op="random_generator"), new_state
 
