@@ -316,6 +316,8 @@ def _scatter_nd_impl(
     """ScatterND on validated arguments: whole slices (``"none"``), or at flat positions of the input."""
     k = len(columns)
     positions = _positions("scatter_nd", columns, input.shape, 0, mode, checked)
+    if updates.size == 0:  # nothing to write (empty axes, which ONNX allows)
+        return input
     if reduction == "none":
         return _write_slices(input, positions, updates, mode)
     full = updates.shape  # indices.shape[:-1] + input.shape[k:]
