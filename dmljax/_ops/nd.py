@@ -219,6 +219,9 @@ def _check_batch_dims(op: str, batch_dims: Any, shape: tuple[int, ...], index_sh
     context = f"data shape {shape}, indices shape {tuple(index_shape)}"
     if len(index_shape) < 1:
         raise fail(op, "indices.ndim", "be >= 1", len(index_shape), context)
+    if isinstance(batch_dims, jax.core.Tracer):
+        rule = "be a static int (ONNX's attribute; under jax.jit mark it static: static_argnames='batch_dims')"
+        raise fail(op, "batch_dims", rule, f"a traced {batch_dims.aval.str_short()}", context)
     if isinstance(batch_dims, bool) or not hasattr(batch_dims, "__index__"):
         raise fail(op, "batch_dims", "be an integer", batch_dims, context)
     b = int(batch_dims)
