@@ -301,6 +301,7 @@ class Config:
             if option.env in environ:
                 values[option.name] = option.parse(environ[option.env])
         object.__setattr__(self, "_options", {option.name: option for option in options})
+        object.__setattr__(self, "_position", {option.name: i for i, option in enumerate(options)})
         # The process-wide values, and one thread's overrides in `override` blocks (name, value) pairs.
         object.__setattr__(self, "_global", _jit_keyed(tuple(values.items())))
         object.__setattr__(self, "_local", _jit_keyed(()))
@@ -311,7 +312,7 @@ class Config:
             for key, value in self._local.value:  # the calling thread's override blocks first
                 if key == name:
                     return value
-            return dict(self._global.value)[name]
+            return self._global.value[self._position[name]][1]  # (name, value) pairs in OPTIONS' order
         raise AttributeError(f"dmljax.config has no option {name!r}; the options: {', '.join(options)}")
 
     def __setattr__(self, name: str, value: Any) -> None:
