@@ -280,3 +280,21 @@ def test_update_inside_an_override_changes_the_other_options():
         finally:
             config.update("philox_short_row", before["philox_short_row"])
     assert config.values() == before
+
+
+def test_without_jax_user_contexts_the_options_still_set_and_override(monkeypatch):
+    """A jax without `jax.make_user_context`: the fallback keeps update/override semantics (no jit key)."""
+    monkeypatch.delattr(jax, "make_user_context")
+    fallback = Config(OPTIONS, {})
+    assert type(fallback._global).__name__ == "_Fallback"
+    fallback.update("philox_short_row", 4)
+    with fallback.override(philox_short_row=5, tiled_transpose=False):
+        assert (fallback.philox_short_row, fallback.tiled_transpose) == (5, False)
+        seen = []
+        import threading
+
+        thread = threading.Thread(target=lambda: seen.append(fallback.philox_short_row))
+        thread.start()
+        thread.join()
+        assert seen == [4]  # another thread: the process-wide value
+    assert (fallback.philox_short_row, fallback.tiled_transpose) == (4, True)
