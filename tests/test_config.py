@@ -50,7 +50,7 @@ def test_update_and_override_set_and_restore():
         config.update("philox_short_row", before["philox_short_row"])
 
 
-def test_update_retraces_functions_traced_before():
+def test_functions_traced_before_are_traced_again_under_other_values():
     traced = []
 
     @jax.jit
@@ -62,8 +62,8 @@ def test_update_retraces_functions_traced_before():
     f(2.0)
     with config.override(flat_formulations=False):
         f(3.0)
-    f(4.0)
-    assert traced == [True, False, True]
+    f(4.0)  # the first trace, still cached
+    assert traced == [True, False]
 
 
 @pytest.mark.parametrize(
@@ -194,3 +194,107 @@ def test_forcing_every_formulation_on_runs_the_blocked_forward_on_every_host(cpu
         text = jax.jit(lambda d, i: dmljax.gather_elements(d, i, axis=0)).lower(*spec).compile().as_text()
     jax.clear_caches()
     assert text.split("ENTRY")[1].count(" conditional(") == 2
+
+
+def test_assignment_and_misspelled_names_are_refused():
+    before = config.values()
+    with pytest.raises(AttributeError, match=r"not set by assignment; use dmljax.config.update\('cpu_ordered_scatter'"):
+        config.cpu_ordered_scatter = False
+    with pytest.raises(AttributeError, match="has no option 'cpu_ordred_scatter'"):
+        config.cpu_ordred_scatter = False
+    with pytest.raises(AttributeError, match="has no option 'cpu_ordred_scatter'"):
+        config.cpu_ordred_scatter  # noqa: B018
+    assert config.values() == before and "cpu_ordered_scatter" not in vars(config)
+
+
+def test_a_users_jit_is_keyed_on_the_options(cpu):
+    """One jitted function, the same shapes: each option value traces its own formulation."""
+    traced = []
+
+    @jax.jit
+    def f(x, i, u):
+        traced.append(config.cpu_ordered_scatter)
+        return dmljax.scatter(x, i, u, axis=0, reduction="add")
+
+    args = (jnp.zeros((4,)), jnp.array([1, 1, 2]), jnp.array([1.0, 2.0, 3.0]))
+    on = f.lower(*args).as_text()
+    want = f(*args)
+    with config.override(cpu_ordered_scatter=False):
+        off = f.lower(*args).as_text()
+        np.testing.assert_array_equal(f(*args), want)
+    f(*args)
+    assert traced == [True, False]  # lower and call share the trace cache: one trace per value
+    assert on != off
+
+
+def test_update_flushes_nothing():
+    traced = []
+
+    @jax.jit
+    def f(x):
+        traced.append(config.philox_short_row)
+        return x + 1
+
+    f(1.0)
+    before = config.philox_short_row
+    config.update("philox_short_row", before + 1)
+    try:
+        f(1.0)
+    finally:
+        config.update("philox_short_row", before)
+    f(1.0)  # the first trace is still cached: nothing was flushed
+    assert traced == [before, before + 1]
+
+
+def test_overrides_are_thread_local():
+    import threading
+
+    barrier, seen, errors = threading.Barrier(2), {}, []
+
+    def worker(value):
+        try:
+            with config.override(philox_short_row=value):
+                barrier.wait()  # both threads inside their blocks at once
+                seen[value] = config.philox_short_row
+                barrier.wait()
+            seen[-value] = config.philox_short_row
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    default = config.philox_short_row
+    threads = [threading.Thread(target=worker, args=(v,)) for v in (3, 5)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and seen == {3: 3, 5: 5, -3: default, -5: default}
+    assert config.philox_short_row == default
+
+
+def test_update_inside_an_override_changes_the_other_options():
+    before = config.values()
+    with config.override(flat_formulations=False):
+        config.update("philox_short_row", 7)
+        try:
+            assert (config.flat_formulations, config.philox_short_row) == (False, 7)
+        finally:
+            config.update("philox_short_row", before["philox_short_row"])
+    assert config.values() == before
+
+
+def test_without_jax_user_contexts_the_options_still_set_and_override(monkeypatch):
+    """A jax without `jax.make_user_context`: the fallback keeps update/override semantics (no jit key)."""
+    monkeypatch.delattr(jax, "make_user_context")
+    fallback = Config(OPTIONS, {})
+    assert type(fallback._global).__name__ == "_Fallback"
+    fallback.update("philox_short_row", 4)
+    with fallback.override(philox_short_row=5, tiled_transpose=False):
+        assert (fallback.philox_short_row, fallback.tiled_transpose) == (5, False)
+        seen = []
+        import threading
+
+        thread = threading.Thread(target=lambda: seen.append(fallback.philox_short_row))
+        thread.start()
+        thread.join()
+        assert seen == [4]  # another thread: the process-wide value
+    assert (fallback.philox_short_row, fallback.tiled_transpose) == (4, True)

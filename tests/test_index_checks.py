@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax.experimental import checkify
 
 import dmljax
 from dmljax._ops import index_checks
@@ -145,3 +146,31 @@ def test_cpu_program_reduces_rows_first_for_large_indices_only(cpu):
     assert _reduces(jnp.zeros((2**10, 2**10), jnp.int32)) == ["{0,1}"]
     assert _reduces(jnp.zeros((2**21,), jnp.int32)) == ["{0}"]
     assert _reduces(jnp.zeros((2**18, 8), jnp.int32)) == ["{0,1}"]  # rows too short
+
+
+CHECKED_CALLS = {
+    "gather": lambda x, i: dmljax.gather(x, i, axis=0, mode="checked"),
+    "gather_elements": lambda x, i: dmljax.gather_elements(x, i, axis=0, mode="checked"),
+    "scatter": lambda x, i: dmljax.scatter(x, i, x[:1], axis=0, mode="checked"),
+    "scatter reduction": lambda x, i: dmljax.scatter(x, i, x[:1], axis=0, reduction="add", mode="checked"),
+    "gather_nd": lambda x, i: dmljax.gather_nd(x, i[:, None], mode="checked"),
+    "scatter_nd": lambda x, i: dmljax.scatter_nd(x, i[:, None], x[:1], reduction="mul", mode="checked"),
+}
+
+
+@pytest.mark.parametrize("op", CHECKED_CALLS)
+def test_checked_mode_compiled_without_checkify_names_the_operator_and_the_fix(op):
+    x, i = jnp.arange(3.0), jnp.array([1])
+    call = CHECKED_CALLS[op]
+    name = op.split()[0]
+    with pytest.raises(
+        dmljax.ValidationError, match=rf"^{name}: mode must run under jax.experimental.checkify.checkify"
+    ):
+        jax.jit(call)(x, i)
+    err, out = checkify.checkify(jax.jit(call))(x, i)  # the fix the message names
+    assert err.get() is None
+    np.testing.assert_array_equal(out, call(x, np.asarray(i)))
+    if "reduction" in op or op == "scatter_nd":  # checkify refuses the reductions' batched while-loops
+        return
+    err, _ = checkify.checkify(jax.jit(jax.vmap(call, in_axes=(None, 0))))(x, jnp.array([[1], [7]]))
+    assert f"{name}: index 7 is out of bounds" in err.get()

@@ -173,6 +173,15 @@ def test_fold_in_takes_integers_modulo_2_32_and_keeps_shape():
     assert fold_in(state, 1).shape == (1, 1, 1, 6)
 
 
+@pytest.mark.parametrize("scalar", [np.int64(-1), np.int32(-1), np.int8(-1), np.uint64(2**32 - 1)], ids=repr)
+def test_numpy_integer_scalars_follow_the_rule_of_0d_arrays(scalar):
+    """np.int64(-1) and np.array(-1) are one value: both are taken modulo 2^32."""
+    state = make_state(5)
+    want = fold_in(state, 2**32 - 1)
+    np.testing.assert_array_equal(fold_in(state, np.asarray(scalar)), want)
+    np.testing.assert_array_equal(fold_in(state, scalar), want)
+
+
 def test_children_share_no_block():
     """Children, grandchildren, the parent and the children of nearby states use disjoint blocks."""
     window = 256

@@ -470,3 +470,47 @@ def test_every_array_and_layout_case_quotes_its_ratio_against_the_hand_written_j
                 assert case.reference == "jnp" and "jnp" in case.contenders, case.name
                 contenders |= set(case.contenders)
     assert {"blocked", "flat", "tiles16", "two_pass", "concat"} <= contenders  # still timed beside it
+
+
+def test_a_size_beyond_the_memory_left_is_refused_first_with_one_line(monkeypatch, capsys):
+    from dmljax.bench import _memory
+
+    monkeypatch.setattr(_memory, "available_bytes", lambda: (2**30, "cgroup limit"))
+    monkeypatch.setattr(_cli, "_run_checks", lambda: pytest.fail("a case ran"))
+    with pytest.raises(SystemExit) as exit_info:
+        _cli.main(["--sizes", "4K,64G", "--only", "slice1"])
+    assert exit_info.value.code == _cli.OUT_OF_MEMORY == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        "python -m dmljax: --sizes 64 GiB needs at least 192 GiB (3 tensors of that size), "
+        "but 1 GiB is left (cgroup limit); choose smaller --sizes.\n"
+    )
+    _cli._parse_args(["--sizes", "64G", "--no-bench"])  # no benchmark: no check
+
+
+def test_a_memory_error_during_the_run_ends_it_with_one_line(monkeypatch, capsys):
+    def exhausted():
+        raise MemoryError("Unable to allocate 64.0 GiB for an array with shape (17179869184,) and data type float32")
+
+    monkeypatch.setattr(_cli, "_run_checks", exhausted)
+    assert _cli.main(["--no-bench"]) == _cli.OUT_OF_MEMORY
+    err = capsys.readouterr().err
+    assert err == (
+        "python -m dmljax: out of memory (Unable to allocate 64.0 GiB for an array with shape (17179869184,) "
+        "and data type float32); choose smaller --sizes.\n"
+    )
+
+
+@pytest.mark.system
+def test_python_m_dmljax_under_a_memory_limit_refuses_a_size_that_does_not_fit():
+    code = (  # ulimit -v 24 GiB: enough to import jax, not for 3 tensors of 64 GiB
+        "import resource, runpy, sys\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (24 * 2**30, 24 * 2**30))\n"
+        "sys.argv = ['python -m dmljax', '--sizes', '64G', '--only', 'slice1']\n"
+        "runpy.run_module('dmljax', run_name='__main__')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert done.stdout == "" and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("python -m dmljax: --sizes 64 GiB needs at least 192 GiB")

@@ -186,6 +186,14 @@ def test_checked_mode_under_jit_with_checkify():
     assert err.get() is None
 
 
+def test_a_traced_batch_dims_is_refused_by_name():
+    f = jax.jit(lambda x, i, b: dmljax.gather_nd(x, i, b))
+    with pytest.raises(ValidationError, match=r"gather_nd: batch_dims must be a static int .*got batch_dims='a traced"):
+        f(jnp.zeros((2, 2, 2)), jnp.zeros((2, 1), jnp.int32), 1)
+    static = jax.jit(lambda x, i, b: dmljax.gather_nd(x, i, b), static_argnums=2)  # the fix the message names
+    np.testing.assert_array_equal(static(jnp.zeros((2, 2, 2)), jnp.zeros((2, 1), jnp.int32), 1), np.zeros((2, 2)))
+
+
 def test_promise_in_bounds_in_range_is_exact():
     data, indices, b = gather_case(np.random.default_rng(2))
     out = jax.jit(lambda x, i: dmljax.gather_nd(x, i, b, mode="promise_in_bounds"))(data, indices)

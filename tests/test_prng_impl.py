@@ -168,6 +168,35 @@ def test_jax_resolves_the_registered_name():
     np.testing.assert_array_equal(jax.random.bits(again, (5,)), random_generator(make_state(9), (5,))[0])
 
 
+def test_one_name_everywhere():
+    """The registered name is the tag too: the key dtype, str(impl) and JAX's messages say it."""
+    k = key()
+    assert k.dtype.name == f"key<{NAME}>" and str(prng_impl) == NAME and repr(prng_impl) == f"PRNGSpec({NAME!r})"
+    with pytest.raises(NotImplementedError, match=f"threefry2x32 RNG, not {NAME}$"):
+        jax.random.poisson(k, 1.0)
+
+
+def test_the_earlier_tag_still_resolves():
+    """Checkpoints written before stored impl "dml" (the tag then): it resolves to the same implementation."""
+    restored = jax.random.wrap_key_data(make_state(9), impl="dml")
+    assert restored.dtype == key().dtype and jax.random.key_impl(restored) == NAME
+    np.testing.assert_array_equal(jax.random.bits(restored, (5,)), random_generator(make_state(9), (5,))[0])
+    with jax.default_prng_impl("dml"):
+        assert jax.random.key_impl(jax.random.key(1)) == NAME
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 2)])
+def test_key_arrays_pickle(shape):
+    import pickle
+
+    keys = jax.random.split(key(), shape) if shape else key()
+    again = pickle.loads(pickle.dumps(keys))
+    assert again.dtype == keys.dtype and again.shape == keys.shape
+    np.testing.assert_array_equal(jax.random.key_data(again), jax.random.key_data(keys))
+    flat = again.reshape(-1)[0]
+    np.testing.assert_array_equal(jax.random.bits(flat, (4,)), jax.random.bits(keys.reshape(-1)[0], (4,)))
+
+
 def test_the_default_prng_impl_accepts_the_name_in_a_context():
     with jax.default_prng_impl(NAME):
         default_key = jax.random.key(11)

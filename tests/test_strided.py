@@ -12,6 +12,7 @@ import pytest
 from jax import export, lax
 from jax.test_util import check_grads
 
+import dmljax
 from dmljax import TensorDesc, ValidationError, config, packed_strides, read_tensor, write_tensor
 from dmljax._buffers.layout import has_aliasing, plan_layout, plan_offsets
 from dmljax._buffers.transpose import _inner_axis_out, _tiled, inner_axis_target
@@ -557,3 +558,53 @@ def test_big_nhwc_read_is_one_plain_transpose_for_gpus():
     cpu = export.export(read, platforms=["cpu"])(buffer).mlir_module()
     assert gpu.count("stablehlo.transpose") == 1 and "dims = [2, 0, 1]" in gpu  # (h, w, c) -> (c, h, w)
     assert cpu.count("stablehlo.transpose") == 3  # the tiles in each of the conditional's branches, the rows
+
+
+# --- host buffers of another type: their own dtype decides, with x64 on or off alike ---------
+
+
+def _x64_calls():
+    from dmljax import ScatterOperatorDesc, compile_operator
+
+    desc = TensorDesc("float32", (2, 3), (1, 2))
+    data, index = TensorDesc("float32", (5,)), TensorDesc("uint32", (4,))
+    op = compile_operator(ScatterOperatorDesc(data, index, TensorDesc("float32", (4,)), data, axis=0), "3.0")
+    where, updates = np.array([3, 1, 4, 0], np.uint32), np.array([5.0, 6, 7, 8], np.float32)
+    return {
+        "read_tensor": lambda b: dmljax.read_tensor(b, desc),
+        "write_tensor buffer": lambda b: dmljax.write_tensor(b, desc, np.ones((2, 3), np.float32)),
+        "write_tensor value": lambda b: dmljax.write_tensor(np.zeros(6, np.float32), desc, b.reshape(2, 3)),
+        "compile_operator": lambda b: op(b[:5], where, updates),
+    }
+
+
+@pytest.mark.parametrize("x64", [False, True], ids=["x64 off", "x64 on"])
+@pytest.mark.parametrize("call", ["read_tensor", "write_tensor buffer", "write_tensor value", "compile_operator"])
+def test_a_float64_host_buffer_for_float32_is_decided_by_its_own_dtype(call, x64):
+    f = _x64_calls()[call]
+    want = np.asarray(f(np.arange(6, dtype=np.float32)))
+    param = {"write_tensor value": "value", "compile_operator": "input_buffer"}.get(call, "buffer")
+    with jax.enable_x64(x64):
+        exact = f(np.arange(6.0))  # every float64 value is a float32: converted, the same both ways
+        assert exact.dtype == np.float32
+        np.testing.assert_array_equal(exact, want)
+        with pytest.raises(
+            ValidationError, match=rf"{param}.dtype must be FLOAT32.*exactly.*got {param}.dtype='float64'"
+        ):
+            f(np.arange(6.0) + 0.1)  # would be rounded: refused, both ways
+        with pytest.raises(ValidationError, match=rf"{param}.dtype must be FLOAT32.*; got {param}.dtype='int64'"):
+            f(np.arange(6))  # another kind: refused
+        if x64:  # a JAX array's own dtype: float64 is not float32
+            with pytest.raises(ValidationError, match=rf"{param}.dtype must be FLOAT32.*; got {param}.dtype='float64'"):
+                f(jnp.arange(6.0, dtype=jnp.float64))
+
+
+@pytest.mark.parametrize("x64", [False, True], ids=["x64 off", "x64 on"])
+def test_int64_host_buffers_for_int32_convert_when_they_fit(x64):
+    desc = TensorDesc("int32", (4,))
+    with jax.enable_x64(x64):
+        got = dmljax.read_tensor(np.arange(4), desc)
+        assert got.dtype == np.int32
+        np.testing.assert_array_equal(got, np.arange(4))
+        with pytest.raises(ValidationError, match=r"buffer.dtype must be INT32.*exactly.*got buffer.dtype='int64'"):
+            dmljax.read_tensor(np.array([0, 1, 2, 2**40]), desc)

@@ -18,6 +18,7 @@ docs/design/strided-lowering.md.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -40,11 +41,54 @@ def _x64_hint(desc: TensorDesc) -> str:
     return ""
 
 
+def as_desc_type(op: str, param: str, value: Any, desc: TensorDesc, like: str = " like the descriptor") -> Any:
+    """``value`` in ``desc``'s type when it is a host value of another type that converts exactly.
+
+    A buffer's bytes are its descriptor's type (DirectML binds them as they are), so the
+    argument's own dtype decides, with ``jax_enable_x64`` on or off alike: JAX arrays are
+    returned as they are (their type is checked after); host values (NumPy arrays, Python
+    lists, as ``np.asarray`` types them) of another type of the same kind (float to float,
+    integer to integer, ...) are converted when every value survives the round trip
+    (``np.zeros(n)`` for float32, ``np.arange(n)`` for int32), and refused otherwise.
+
+    Raises:
+      ValidationError: a host value of another kind, or one that would lose information.
+    """
+    if not isinstance(value, np.ndarray | np.generic | list | tuple | int | float | complex):
+        return value  # JAX arrays (tracers too), ShapeDtypeStructs: their type is checked after
+    target = desc.dtype.dtype
+    host = np.asarray(value)
+    if host.dtype == target:
+        return host
+    if _kind(host.dtype) == _kind(target):
+        with np.errstate(all="ignore"):
+            converted = host.astype(target)
+            back = converted.astype(host.dtype)
+        if np.array_equal(back, host, equal_nan=_kind(host.dtype) in "fc"):
+            return converted
+        rule = (
+            f"be {desc.dtype.name}{like}, or hold values that convert to it exactly (cast: .astype(np.{target.name}))"
+        )
+        raise fail(op, f"{param}.dtype", rule, str(host.dtype))
+    raise fail(op, f"{param}.dtype", f"be {desc.dtype.name}{like}", str(host.dtype))
+
+
+def _kind(dtype: np.dtype) -> str:
+    """``"f"``, ``"c"``, ``"i"`` (signed or unsigned) or ``"b"``: what converts within a kind."""
+    for kind, family in (("c", jnp.complexfloating), ("f", jnp.floating), ("i", jnp.integer)):
+        if jnp.issubdtype(dtype, family):
+            return kind
+    return "b"
+
+
 def check_buffer(op: str, param: str, buffer: jax.typing.ArrayLike, desc: TensorDesc) -> jax.Array:
-    """Validate a flat buffer for ``desc`` (type, rank, length) and return it as an array."""
+    """Validate a flat buffer for ``desc`` (type, rank, length) and return it as an array.
+
+    Host buffers of another type are converted exactly or refused (`as_desc_type`).
+    """
     if not isinstance(desc, TensorDesc):
         raise TypeError(f"{op}: desc must be a TensorDesc; got desc={desc!r}.")
-    buffer = jnp.asarray(buffer)
+    buffer = jnp.asarray(as_desc_type(op, param, buffer, desc))
     if buffer.ndim != 1:
         raise fail(op, f"{param}.shape", "be 1-D (a flat buffer)", buffer.shape)
     if buffer.dtype != desc.dtype.dtype:
@@ -134,7 +178,7 @@ def write_tensor(buffer: jax.typing.ArrayLike, desc: TensorDesc, value: jax.typi
     if has_aliasing(desc.sizes, desc.strides):
         rule = "describe each element at its own offset (no zero or overlapping strides)"
         raise fail(op, "desc.strides", rule, desc.strides, f"sizes {desc.sizes}")
-    value = jnp.asarray(value)
+    value = jnp.asarray(as_desc_type(op, "value", value, desc, like=""))
     if value.shape != desc.sizes:
         raise fail(op, "value.shape", f"equal desc.sizes {desc.sizes}", value.shape)
     if value.dtype != desc.dtype.dtype:

@@ -6,15 +6,16 @@ the same bits as the plain formulation; only the speed differs. Each switch and 
 is an option here, read when an operator is traced, in the manner of `jax.config`:
 
 * ``dmljax.config.update(name, value)`` sets one for the process,
-* ``with dmljax.config.override(name=value):`` sets some for a block,
+* ``with dmljax.config.override(name=value):`` sets some for a block, in the calling thread,
 * ``DMLJAX_<NAME>`` environment variables (``DMLJAX_FLAT_FORMULATIONS=0``) set them when
   dmljax is imported,
-* ``dmljax.config.<name>`` reads one; ``dmljax.config.values()`` reads all.
+* ``dmljax.config.<name>`` reads one; ``dmljax.config.values()`` reads all. Assignment
+  (``dmljax.config.<name> = value``) is refused.
 
-Setting an option clears JAX's compilation caches (`jax.clear_caches`), so that every
-function traced before, yours included, is traced again with the new value on its next
-call. The defaults were measured on a 2-core AVX2 CPU, a 2-core AVX-512 CPU and one H100;
-the figures behind each are in the design note its help names (``docs/design/``).
+The options are part of the key of JAX's jit caches (`jax.make_user_context`, as
+``jax.config`` options are): a function traced with other values is traced again on its
+next call, and nothing compiled is flushed. Each option's help says what it decides, its
+deciding threshold, and the design note (``docs/design/``) that holds the measurements.
 
 Examples:
   >>> import dmljax
@@ -34,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -87,8 +89,8 @@ OPTIONS = (
         "flat_formulations",
         True,
         "Element-wise gathers and scatters and their gradients index the flattened array at one-column "
-        "flat positions on XLA CPU (1.5-5x faster), and gather's gradient on one CUDA GPU; off, the "
-        "column blocks of blocked_gather_elements are off too. " + _NOTES + "per-platform-formulations.md",
+        "flat positions on XLA CPU, and gather's gradient on one CUDA GPU; off, the column blocks of "
+        "blocked_gather_elements are off too. " + _NOTES + "per-platform-formulations.md",
     ),
     Option(
         "blocked_gather_elements",
@@ -98,28 +100,33 @@ OPTIONS = (
     Option(
         "blocked_gather_elements_min_bytes",
         2**24,
-        "Smallest data (bytes) gathered in blocks on XLA CPU (AVX2 EPYC): 0.70-0.72x at 16 MiB, 1.32x at 8 MiB.",
+        "Smallest data (bytes) gathered in blocks on XLA CPU: below it the data fits the cache and the "
+        "plain gather wins. " + _NOTES + "blocked-gather.md",
     ),
     Option(
         "blocked_gather_elements_forward_avx512",
         False,
         "On an AVX-512 host the CPU forward runs in blocks too (the gradient always does); off, the plain "
-        "gather (a 2-core AVX-512 EPYC: blocked 1.5-4.0x slower at 16-256 MiB). " + _NOTES + "blocked-gather.md",
+        "gather, which is faster there. " + _NOTES + "blocked-gather.md",
     ),
     Option(
         "blocked_gather_elements_gpu_gradient_min_bytes",
         2**25,
-        "Off the CPU, smallest data whose gradient runs in blocks. H100 blocked / plain: 1.13 at 16 MiB, 0.73 at 32.",
+        "Off the CPU, smallest data whose gradient runs in blocks (from it the blocks win on an H100). "
+        + _NOTES
+        + "blocked-gather.md",
     ),
     Option(
         "blocked_gather_elements_gpu_forward_min_bytes",
         2**26,
-        "Off the CPU, smallest data whose forward runs in blocks. H100 blocked / plain: 1.52 at 32 MiB, 0.86 at 64.",
+        "Off the CPU, smallest data whose forward runs in blocks (from it the blocks win on an H100). "
+        + _NOTES
+        + "blocked-gather.md",
     ),
     Option(
         "blocked_gather_elements_min_axis",
         32,
-        "Shortest gathered axis that runs in blocks: blocked / plain 1.26 at 16, 0.49 at 32 (32 MiB float32).",
+        "Shortest gathered axis that runs in blocks (shorter, the plain gather wins). " + _NOTES + "blocked-gather.md",
     ),
     Option(
         "gather_rows_tangent",
@@ -131,18 +138,22 @@ OPTIONS = (
     Option(
         "gather_rows_tangent_max_inner",
         4,
-        "Rows are used while fewer elements follow the axis: at 16 MiB 5.6x faster for 1, equal for 4.",
+        "Rows are used while fewer elements follow the axis (at this many, rows and elements are equal). "
+        + _NOTES
+        + "gather-gradient.md",
     ),
     Option(
         "gather_index_apart",
         True,
         "On XLA CPU gather normalises signed or 64-bit indices once, apart from the gather's loop, "
-        "instead of once per element read (0.91-0.94x at 4-16 MiB). " + _NOTES + "gather-index-apart.md",
+        "instead of once per element read. " + _NOTES + "gather-index-apart.md",
     ),
     Option(
         "gather_index_apart_min_reuse",
         16,
-        "Fewest elements read per index for that: equal at 16, 1.02x slower at 1 (a conditional, ~0.6 us).",
+        "Fewest elements read per index for that (below it the extra conditional costs more than it saves). "
+        + _NOTES
+        + "gather-index-apart.md",
     ),
     Option(
         "gather_gpu_flat_tangent",
@@ -152,12 +163,12 @@ OPTIONS = (
     Option(
         "gather_gpu_flat_tangent_max_inner",
         32,
-        "The flat gradient is used while fewer elements follow the axis (H100: 1.13-1.17x slower at 32)...",
+        "The flat gradient is used while fewer elements follow the axis... " + _NOTES + "gather-gradient.md",
     ),
     Option(
         "gather_gpu_flat_tangent_bytes_per_inner",
         2**23,
-        "...and from this many cotangent bytes per element after the axis (H100, inner 1: 0.90 at 16 MiB, 0.74 at 32).",
+        "...and from this many cotangent bytes per element after the axis. " + _NOTES + "gather-gradient.md",
     ),
     Option(
         "tiled_transpose",
@@ -169,21 +180,25 @@ OPTIONS = (
     Option(
         "tiled_transpose_two_pass_min_bytes",
         2**25,
-        "Smallest tensor whose tiles run in two passes on XLA CPU: 1.07-1.10x slower at 16 MiB, 2.1x faster at 32.",
+        "Smallest tensor whose tiles run in two passes on XLA CPU (the crossover lies between 16 and 32 MiB). "
+        + _NOTES
+        + "tiled-transpose.md",
     ),
     Option(
         "index_check_two_stage_min_size",
         2**21,
-        "From this many indices the eager range check reduces in two stages on XLA CPU: 0.26-0.41 ms against "
-        "0.43-0.90 ms at 2^22, 2x slower at 2^18. " + _NOTES + "index-checks.md",
+        "From this many indices the eager range check reduces in two stages on XLA CPU (below it one stage "
+        "wins). " + _NOTES + "index-checks.md",
     ),
-    Option("index_check_two_stage_min_row", 16, "The shortest last axis that reduces in two stages."),
+    Option(
+        "index_check_two_stage_min_row",
+        16,
+        "The shortest last axis that reduces in two stages. " + _NOTES + "index-checks.md",
+    ),
     Option(
         "index_check_pinned_host",
         True,
-        "On a GPU the eager range check writes its two scalars to pinned host memory (H100: 396 -> 112 us). "
-        + _NOTES
-        + "index-checks.md",
+        "On a GPU the eager range check writes its two scalars to pinned host memory. " + _NOTES + "index-checks.md",
     ),
     Option(
         "philox_flat_rows",
@@ -193,14 +208,14 @@ OPTIONS = (
     Option(
         "philox_short_row",
         16,
-        "On XLA CPU unaligned rows shorter than this compute each element's block; from 16 words on the "
-        "block grid wins (2.7x faster at 63 words). " + _NOTES + "philox-layout.md",
+        "On XLA CPU unaligned rows shorter than this compute each element's block; from it on the block "
+        "grid wins. " + _NOTES + "philox-layout.md",
     ),
     Option(
         "cpu_ordered_scatter",
         True,
         "On one XLA CPU device a float scatter reduction (add; mul on real floats) is one XLA scatter, "
-        "which combines duplicates in ONNX's order there (16 MiB: 60-530x faster than the rounds). "
+        "which combines duplicates in ONNX's order there (far faster than the rounds). "
         + _NOTES
         + "ordered-reductions.md",
     ),
@@ -208,7 +223,7 @@ OPTIONS = (
         "philox_pair_interleave",
         True,
         "On XLA CPU the four Philox word planes are interleaved as two uint64 word pairs, bitcast back "
-        "(the stream in 0.83-0.90x the CPU time of a select on n % 4). " + _NOTES + "philox-layout.md",
+        "(faster than a select on n % 4). " + _NOTES + "philox-layout.md",
     ),
     Option(
         "cpu_wide_vectors",
@@ -218,35 +233,101 @@ OPTIONS = (
 )
 
 
+class _Fallback:
+    """A stand-in for `jax.make_user_context` on a jax without it: thread-local values over a global one.
+
+    Without JAX's user contexts the options are not part of the jit key: a function compiled
+    before an option changed keeps the formulation it was traced with (see `Config`).
+    """
+
+    def __init__(self, default: Any) -> None:
+        self._global = default
+        self._local = threading.local()
+
+    @property
+    def value(self) -> Any:
+        return getattr(self._local, "value", self._global)
+
+    def set_global(self, value: Any) -> None:
+        self._global = value
+
+    @contextlib.contextmanager
+    def __call__(self, value: Any) -> Iterator[None]:
+        missing = object()
+        before = getattr(self._local, "value", missing)
+        self._local.value = value
+        try:
+            yield
+        finally:
+            if before is missing:
+                del self._local.value
+            else:
+                self._local.value = before
+
+
+def _jit_keyed(default: Any) -> Any:
+    """A value that is part of every `jax.jit` cache key: set for the process or, in a block, for one thread.
+
+    JAX's own options work so (``include_in_jit_key``); `jax.make_user_context` makes one for a
+    library. Where this jax lacks it, `_Fallback` keeps the thread-local semantics only.
+    """
+    make = getattr(jax, "make_user_context", None)
+    return make(default_value=default) if make is not None else _Fallback(default)
+
+
 class Config:
     """dmljax's formulation switches and thresholds, read as attributes (``dmljax.config.<name>``).
 
-    `update` sets one for the process, `override` some for a ``with`` block, `values`
-    reads all and `help` says what one decides; ``DMLJAX_<NAME>`` environment variables
-    set them at import. Setting an option clears JAX's compilation caches, so functions
-    traced before are traced again with the new value.
+    `update` sets one for the process, `override` some for a ``with`` block in the calling
+    thread, `values` reads all and `help` says what one decides; ``DMLJAX_<NAME>``
+    environment variables set them at import. The options are part of the key of every
+    `jax.jit` cache, as ``jax.config`` options are: a function traced before an option
+    changed is traced again when called with the new value, and traced functions of your
+    program are not flushed. Assigning an attribute is refused: use `update` or `override`.
 
     Examples:
       >>> import dmljax
       >>> dmljax.config.tiled_transpose, dmljax.config.philox_short_row
       (True, 16)
+      >>> dmljax.config.tiled_transpose = False
+      Traceback (most recent call last):
+      ...
+      AttributeError: dmljax.config options are not set by assignment; use dmljax.config.update(...) ...
     """
 
     def __init__(self, options: tuple[Option, ...], environ: Mapping[str, str] = os.environ) -> None:
-        self._options = {option.name: option for option in options}
-        self._values = {option.name: option.default for option in options}
+        values = {option.name: option.default for option in options}
         for option in options:
             if option.env in environ:
-                self._values[option.name] = option.parse(environ[option.env])
+                values[option.name] = option.parse(environ[option.env])
+        object.__setattr__(self, "_options", {option.name: option for option in options})
+        object.__setattr__(self, "_position", {option.name: i for i, option in enumerate(options)})
+        # The process-wide values, and one thread's overrides in `override` blocks (name, value) pairs.
+        object.__setattr__(self, "_global", _jit_keyed(tuple(values.items())))
+        object.__setattr__(self, "_local", _jit_keyed(()))
 
     def __getattr__(self, name: str) -> Any:
-        values = self.__dict__.get("_values", {})
-        if name in values:
-            return values[name]
-        raise AttributeError(f"dmljax.config has no option {name!r}; the options: {', '.join(values)}")
+        options = self.__dict__.get("_options", {})
+        if name in options:
+            for key, value in self._local.value:  # the calling thread's override blocks first
+                if key == name:
+                    return value
+            return self._global.value[self._position[name]][1]  # (name, value) pairs in OPTIONS' order
+        raise AttributeError(f"dmljax.config has no option {name!r}; the options: {', '.join(options)}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name not in self._options:
+            self._option(name)  # the error naming the options
+        raise AttributeError(
+            f"dmljax.config options are not set by assignment; use dmljax.config.update({name!r}, {value!r}) "
+            f"or, for a block, with dmljax.config.override({name}={value!r})."
+        )
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"dmljax.config options cannot be deleted; got del dmljax.config.{name}.")
 
     def __dir__(self) -> list[str]:
-        return [*super().__dir__(), *self._values]
+        return [*super().__dir__(), *self._options]
 
     def _option(self, name: str) -> Option:
         if name not in self._options:
@@ -254,8 +335,8 @@ class Config:
         return self._options[name]
 
     def values(self) -> dict[str, bool | int]:
-        """Every option's current value."""
-        return dict(self._values)
+        """Every option's current value in this thread: its `override` blocks over the process-wide values."""
+        return {**dict(self._global.value), **dict(self._local.value)}
 
     def help(self, name: str) -> str:
         """What option ``name`` decides, its default and its environment variable."""
@@ -263,30 +344,34 @@ class Config:
         return f"{option.name} (default {option.default!r}, {option.env}): {option.help}"
 
     def update(self, name: str, value: bool | int) -> None:
-        """Set option ``name`` for the process; JAX's compilation caches are cleared.
+        """Set option ``name`` for the process (every thread outside its `override` blocks).
+
+        Functions traced with the old value are traced again on their next call (the options
+        are part of JAX's jit cache key); nothing compiled before is flushed.
 
         Raises:
           AttributeError: no option is called ``name``.
           TypeError: ``value`` is not of the option's type (bool, or int >= 0).
         """
         checked = self._option(name).check(value)
-        if self._values[name] != checked:
-            self._values[name] = checked
-            jax.clear_caches()
+        values = dict(self._global.value)
+        values[name] = checked
+        self._global.set_global(tuple(values.items()))
 
     @contextlib.contextmanager
     def override(self, **values: bool | int) -> Iterator[None]:
-        """Set options for the ``with`` block, then restore them."""
-        for name, value in values.items():
-            self._option(name).check(value)
-        before = {name: self._values[name] for name in values}
-        try:
-            for name, value in values.items():
-                self.update(name, value)
+        """Set options for the ``with`` block in the calling thread, then restore them.
+
+        Other threads keep their own values; `update` inside the block changes the process-wide
+        value of the options not overridden here.
+
+        Raises:
+          AttributeError: no option is called so.
+          TypeError: a value is not of its option's type.
+        """
+        checked = {name: self._option(name).check(value) for name, value in values.items()}
+        with self._local(tuple({**dict(self._local.value), **checked}.items())):
             yield
-        finally:
-            for name, value in before.items():
-                self.update(name, value)
 
 
 config = Config(OPTIONS)

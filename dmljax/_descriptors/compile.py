@@ -10,13 +10,14 @@ No operator semantics live here.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 
-from dmljax._buffers.strided import check_buffer, read_operand, write_operand
+from dmljax._buffers.strided import as_desc_type, check_buffer, read_operand, write_operand
 from dmljax._buffers.tensor_desc import TensorDesc
 from dmljax._core.errors import fail
 from dmljax._descriptors.feature_levels import FeatureLevel, as_feature_level
@@ -91,7 +92,28 @@ def compile_operator(desc: Any, feature_level: Any = FeatureLevel.LATEST) -> Cal
     compiled.__name__ = compiled.__qualname__ = struct
     inputs = ", ".join(_buffer_name(m) for m in operator.inputs)
     compiled.__doc__ = f"{struct} compiled at feature level {level}: ({inputs}) -> output buffer(s)."
-    return jax.jit(compiled)
+    jitted = jax.jit(compiled)
+
+    # Host buffers are converted before `jax.jit` sees them: their own dtype decides, not
+    # JAX's x64-dependent conversion (`as_desc_type`).
+    @functools.wraps(compiled)
+    def call(*buffers: jax.typing.ArrayLike) -> Any:
+        return jitted(*_host_buffers(operator, desc, buffers))
+
+    call.lower = lambda *buffers: jitted.lower(*_host_buffers(operator, desc, buffers))  # type: ignore[attr-defined]
+    call.trace = lambda *buffers: jitted.trace(*_host_buffers(operator, desc, buffers))  # type: ignore[attr-defined]
+    return call
+
+
+def _host_buffers(operator: Any, desc: Any, buffers: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Host buffers in their descriptors' types, converted exactly or refused (`as_desc_type`)."""
+    members = operator.inputs
+    if len(buffers) != len(members):  # `_run` names the count
+        return buffers
+    struct = type(desc).__name__
+    return tuple(
+        as_desc_type(struct, _buffer_name(m), b, getattr(desc, m)) for m, b in zip(members, buffers, strict=True)
+    )
 
 
 def _buffer_name(member: str) -> str:

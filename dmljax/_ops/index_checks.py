@@ -31,10 +31,12 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
+import jax.extend
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
 from jax.experimental import checkify
+from jax.interpreters import ad, batching, mlir
 from jax.sharding import SingleDeviceSharding
 
 from dmljax._core.config import config
@@ -277,7 +279,11 @@ def _first_bad(indices: jax.Array, low: int, high: int) -> tuple[jax.Array, jax.
 
 
 def checkify_in_bounds(op: str, indices: jax.Array, axis_size: int, axis: int) -> None:
-    """Add a `checkify.check` that every (traced) index is in range; name the first bad one."""
+    """Add a `checkify.check` that every (traced) index is in range; name the first bad one.
+
+    The check's predicate passes through `needs_checkify_p`, so that a program compiled
+    without `jax.experimental.checkify.checkify` fails with dmljax's error naming ``op``.
+    """
     dtype = np.dtype(indices.dtype)
     low, high = _bounds(dtype, axis_size)
     flat = indices.ravel()
@@ -285,12 +291,60 @@ def checkify_in_bounds(op: str, indices: jax.Array, axis_size: int, axis: int) -
     first = jnp.argmax(bad)
     shown_low = -axis_size if dtype.kind == "i" else 0
     checkify.check(
-        ~jnp.any(bad),
+        _needs_checkify(op, ~jnp.any(bad)),
         f"{op}: index {{value}} is out of bounds for axis {axis} with size {axis_size} "
         f"(flat position {{position}} of indices shape {indices.shape}; valid range [{shown_low}, {axis_size - 1}]).",
         value=flat[first],
         position=first,
     )
+
+
+# An identity on the checked predicate (`checkify_in_bounds`). Under `checkify.checkify` its
+# rule removes it; compiled without, its lowering raises dmljax's error naming the operator,
+# before JAX's "Cannot abstractly evaluate a checkify.check which was not functionalized"
+# (which names none). Where this JAX's checkify has no rule table, it is not bound.
+needs_checkify_p = jax.extend.core.Primitive("dmljax_needs_checkify")
+needs_checkify_p.def_impl(lambda pred, *, op: pred)
+needs_checkify_p.def_abstract_eval(lambda pred, *, op: pred)
+
+
+def _needs_checkify_lowering(ctx: Any, pred: Any, *, op: str) -> Any:
+    rule = (
+        "run under jax.experimental.checkify.checkify when the indices are traced (wrap the jitted "
+        "function: checkify.checkify(jax.jit(f)), then err.throw()), or be another mode: None or "
+        '"clip" / "fill" / "promise_in_bounds"'
+    )
+    raise fail(op, "mode", rule, "checked", "traced indices compiled without checkify")
+
+
+def _needs_checkify_jvp(primals: tuple, tangents: tuple, *, op: str) -> tuple:
+    return needs_checkify_p.bind(primals[0], op=op), tangents[0]
+
+
+def _needs_checkify_batch(args: tuple, dims: tuple, *, op: str) -> tuple:
+    return needs_checkify_p.bind(args[0], op=op), dims[0]
+
+
+mlir.register_lowering(needs_checkify_p, _needs_checkify_lowering)
+ad.primitive_jvps[needs_checkify_p] = _needs_checkify_jvp
+batching.primitive_batchers[needs_checkify_p] = _needs_checkify_batch
+
+
+def _register_checkify_rule() -> bool:
+    """Tell checkify to drop the primitive; False where this jax keeps its rules elsewhere."""
+    try:
+        from jax._src.checkify import error_checks
+    except ImportError:  # pragma: no cover - a jax that moved it: JAX's own error instead
+        return False
+    error_checks[needs_checkify_p] = lambda error, enabled_errors, pred, *, op: (error, pred)
+    return True
+
+
+_CHECKIFY_RULE = _register_checkify_rule()
+
+
+def _needs_checkify(op: str, pred: jax.Array) -> jax.Array:
+    return needs_checkify_p.bind(pred, op=op) if _CHECKIFY_RULE else pred
 
 
 def call_checked(op: str, impl: Callable[..., jax.Array], args: tuple, due: bool, **static: Any) -> jax.Array:

@@ -234,6 +234,9 @@ def _check_batch_dims(op: str, batch_dims: Any, shape: tuple[int, ...], index_sh
     context = f"data shape {shape}, indices shape {tuple(index_shape)}"
     if len(index_shape) < 1:
         raise fail(op, "indices.ndim", "be >= 1", len(index_shape), context)
+    if isinstance(batch_dims, jax.core.Tracer):
+        rule = "be a static int (ONNX's attribute; under jax.jit mark it static: static_argnames='batch_dims')"
+        raise fail(op, "batch_dims", rule, f"a traced {batch_dims.aval.str_short()}", context)
     if isinstance(batch_dims, bool) or not hasattr(batch_dims, "__index__"):
         raise fail(op, "batch_dims", "be an integer", batch_dims, context)
     b = int(batch_dims)
@@ -331,6 +334,8 @@ def _scatter_nd_impl(
     """ScatterND on validated arguments: whole slices (``"none"``), or at flat positions of the input."""
     k = len(columns)
     positions = _positions("scatter_nd", columns, input.shape, 0, mode, checked)
+    if updates.size == 0:  # nothing to write (empty axes, which ONNX allows)
+        return input
     if reduction == "none":
         return _write_slices(input, positions, updates, mode)
     full = updates.shape  # indices.shape[:-1] + input.shape[k:]

@@ -163,6 +163,8 @@ def _scatter_impl(
     size = input.shape[axis]
     if checked:
         checkify_in_bounds("scatter", indices, size, axis)
+    if updates.size == 0:  # nothing to write (empty axes, which ONNX allows): XLA refuses empty windows
+        return input
     index = normalize(indices, size, mode)
     plain = functools.partial(_scatter_lax, axis=axis, mode=mode)
     if use_flat(input.shape):
@@ -213,6 +215,8 @@ def _scatter_reduce_impl(
     size = input.shape[axis]
     if checked:
         checkify_in_bounds("scatter", indices, size, axis)
+    if updates.size == 0:  # nothing to combine (empty axes, which ONNX allows)
+        return input
     index = normalize(indices, size, mode)
     coords = [index if d == axis else lax.broadcasted_iota(np.uint32, index.shape, d) for d in range(input.ndim)]
     targets = flat_targets(coords, input.shape, mode, flat_dtype("scatter", input.shape))

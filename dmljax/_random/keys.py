@@ -115,8 +115,9 @@ def fold_in(state: jax.typing.ArrayLike, data: jax.typing.ArrayLike) -> jax.Arra
 
     Args:
       state: uint32[6], or ``(1, ..., 1, 6)`` (the result has the same shape).
-      data: a Python int in [0, 2^32), or an integer scalar array (traced allowed),
-        taken modulo 2^32 as ``jax.random.fold_in`` does: a step, an example index.
+      data: a Python int in [0, 2^32), or an integer scalar array or NumPy integer
+        scalar (``np.int64(-1)`` as ``np.array(-1)``; traced allowed), taken modulo 2^32
+        as ``jax.random.fold_in`` does: a step, an example index.
 
     Returns:
       the new state, shaped like ``state``.
@@ -132,7 +133,12 @@ def fold_in(state: jax.typing.ArrayLike, data: jax.typing.ArrayLike) -> jax.Arra
       True
     """
     state = check_state("fold_in", state)
-    if isinstance(data, jax.Array | np.ndarray) and jnp.issubdtype(data.dtype, jnp.integer) and data.shape == ():
+    if (
+        isinstance(data, jax.Array | np.ndarray | np.generic)
+        and data.shape == ()
+        and jnp.issubdtype(data.dtype, jnp.integer)
+    ):
+        # NumPy integer scalars as 0-d arrays: modulo 2^32
         word = jnp.asarray(data).astype(jnp.uint32)
     else:
         word = jnp.asarray(to_words("fold_in", "data", data, 1)[0])

@@ -54,12 +54,16 @@ CHUNK_WORDS = 2**31
 
 # JAX calls the callbacks below eagerly outside `jax.jit` (jax/_src/random/prng.py: the
 # primitives' impl rules call ``impl.split(key, shape)`` and kin on concrete arrays), so each
-# is a jitted function with static shapes, as JAX's threefry's are: one cached dispatch per call.
+# calls a jitted function with static shapes, as JAX's threefry's do: one cached dispatch per
+# call. The callbacks themselves are plain module-level functions: a pickled key array holds
+# its implementation, whose functions pickle by their module and name.
 
 
-@jax.jit
 def _seed(seed: jax.Array) -> jax.Array:
-    return make_state(seed)
+    return _seed_jit(seed)
+
+
+_seed_jit = jax.jit(make_state)
 
 
 def _split(state: jax.Array, shape: tuple[int, ...]) -> jax.Array:
@@ -78,8 +82,12 @@ def _split_jit(state: jax.Array, shape: tuple[int, ...]) -> jax.Array:
     return children.reshape(*shape, STATE_WORDS)
 
 
+def _fold_in(state: jax.Array, data: int) -> jax.Array:
+    return _fold_in_jit(state, data)
+
+
 @jax.jit
-def _fold_in(state: jax.Array, data: jax.Array) -> jax.Array:
+def _fold_in_jit(state: jax.Array, data: jax.Array) -> jax.Array:
     return derive(state, jnp.asarray(data).astype(jnp.uint32), FOLD_IN_TAG)
 
 
@@ -138,9 +146,13 @@ def _chunked_words(state: jax.Array, n: int, chunk: int) -> jax.Array:
     return jnp.concatenate(parts) if len(parts) > 1 else parts[0]
 
 
-# The name JAX knows the implementation by (`register`): checkpoints store it (orbax writes
-# ``str(jax.random.key_impl(key))``), so it must never change.
+# The name JAX knows the implementation by (`register`), and its tag (``str(impl)``, the key
+# dtype's ``key<...>``): checkpoints store it (orbax writes ``str(jax.random.key_impl(key))``),
+# so it must never change.
 NAME = "dmljax_philox4x32_10"
+# The tag of releases before NAME was the tag too: registered as an alias, so that
+# checkpoints which stored it (``impl="dml"``) still restore.
+OLD_NAMES = ("dml",)
 
 # The PRNG implementation; pass it as ``impl=`` to ``jax.random.key`` or ``wrap_key_data``.
 # JAX accepts only its own PRNGSpec type here (``type(spec) is PRNGSpec``), so the
@@ -152,7 +164,7 @@ prng_impl = jax.extend.random.define_prng_impl(
     random_bits=_random_bits,
     fold_in=_fold_in,
     name=NAME,
-    tag="dml",
+    tag=NAME,
 )
 """A `jax.random` PRNG implementation on DirectML's Philox 4x32-10 stream; key data is the state.
 
@@ -173,11 +185,14 @@ the uint32[6] state of `make_state` (128-bit counter, 64-bit key), so every
   product of a shape) raises `dmljax.ValidationError` (a child's index is one 32-bit word).
 - Outputs of any size: past DirectML's 2^32 - 1 words per tensor, the words go on along
   the same stream (word ``n`` of block ``counter + n // 4``, 128-bit counter).
-- Registered with JAX under the name ``"dmljax_philox4x32_10"`` when dmljax is imported:
+- Registered with JAX under the name ``"dmljax_philox4x32_10"`` when dmljax is imported,
+  which is its tag too (key dtype ``key<dmljax_philox4x32_10>``):
   ``jax.random.key(seed, impl="dmljax_philox4x32_10")``, the ``jax_default_prng_impl``
-  option, and checkpoints that store the name (Orbax) resolve it.
+  option, and checkpoints that store the name (Orbax) resolve it; so does the earlier tag
+  ``"dml"``, which older checkpoints stored. Key arrays pickle.
 - ``jax.export`` with symbolic shapes works (sizes unchecked: at most 2^32 - 1 words and
-  2^32 keys at call time); serialise functions that take key data, not keys.
+  2^32 keys at call time); serialise functions that take key data, not keys
+  (``Exported.serialize`` knows the key types of JAX's own implementations only).
 - ``jax.random.poisson`` raises ``NotImplementedError``: JAX allows only threefry2x32 keys.
 
 A key does not advance: drawing twice from it gives the same bits; split or fold in.
@@ -197,7 +212,9 @@ Examples:
 
 
 def register(spec: object = prng_impl) -> bool:
-    """Make JAX resolve `NAME` to ``spec``, and accept it as ``jax_default_prng_impl``; whether it could.
+    """Make JAX resolve `NAME` (and `OLD_NAMES`) to ``spec``, and accept it as ``jax_default_prng_impl``.
+
+    Returns whether it could.
 
     JAX has no public registry for implementations of other libraries, so this takes the
     least private route (docs/design/prng-registration.md): the ``prngs`` table its own
@@ -217,14 +234,15 @@ def register(spec: object = prng_impl) -> bool:
         return False
     if jax_parser is None:
         return False
-    if jax_prng.prngs.setdefault(impl.name, impl) is not impl:
+    names = (impl.name, *OLD_NAMES)
+    if any(jax_prng.prngs.setdefault(name, impl) is not impl for name in names):
         return False
-    if getattr(jax_parser, "accepts", None) != impl.name:
+    if getattr(jax_parser, "accepts", None) != names:
 
         def parser(value: object) -> object:
-            return value if value == impl.name else jax_parser(value)
+            return value if value in names else jax_parser(value)
 
-        parser.accepts = impl.name  # type: ignore[attr-defined]
+        parser.accepts = names  # type: ignore[attr-defined]
         holder._parser = parser
     return True
 

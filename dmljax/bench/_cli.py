@@ -25,6 +25,7 @@ import numpy as np
 
 import dmljax
 from dmljax.bench._harness import Case, pipelined_default, run_case
+from dmljax.bench._memory import check_sizes
 from dmljax.bench._report import SCHEMA_VERSION, SizedResult, fmt_bytes, print_table, result_json
 
 __all__ = ["main", "parse_size"]
@@ -67,6 +68,8 @@ _UNITS = {"": 1, "B": 1, "K": 2**10, "KB": 2**10, "KIB": 2**10, "M": 2**20, "MB"
 _UNITS |= {"G": 2**30, "GB": 2**30, "GIB": 2**30}
 # The exit status of a run stopped with Ctrl-C (128 + SIGINT), as shells report it.
 INTERRUPTED = 130
+# The exit status of a run whose sizes do not fit in memory (checked first, or MemoryError).
+OUT_OF_MEMORY = 2
 
 
 def parse_size(text: str) -> int:
@@ -181,6 +184,11 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     _check_writable(parser, "--json", args.json)
     _check_writable(parser, "--plot", args.plot)
+    if not args.no_bench:  # every size against the memory left, before any case allocates
+        refused = check_sizes(args.sizes or _parse_sizes(QUICK_SIZES if args.quick else DEFAULT_SIZES), fmt_bytes)
+        if refused:
+            print(refused, file=sys.stderr)
+            sys.exit(OUT_OF_MEMORY)
     return args
 
 
@@ -352,7 +360,12 @@ def _plot(results: list[SizedResult], path: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the checks, then the benchmarks; return 1 when a check failed, `INTERRUPTED` (130) on Ctrl-C."""
+    """Run the checks, then the benchmarks; return 1 when a check failed, `INTERRUPTED` (130) on Ctrl-C.
+
+    Sizes that do not fit in memory (`dmljax.bench._memory.check_sizes`) end the run before
+    anything runs, and a `MemoryError` during it ends it, each with one line and exit status
+    `OUT_OF_MEMORY` (2).
+    """
     args = _parse_args(argv)
     _maybe_reexec(args, argv)
     try:
@@ -363,6 +376,13 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()
         print("python -m dmljax: interrupted (Ctrl-C); the run stopped before its end.", file=sys.stderr)
         return INTERRUPTED
+    except MemoryError as exc:
+        if sys.stderr.isatty():
+            sys.stderr.write("\r" + " " * 80 + "\r")
+        sys.stdout.flush()
+        what = f" ({exc})" if str(exc) else ""
+        print(f"python -m dmljax: out of memory{what}; choose smaller --sizes.", file=sys.stderr)
+        return OUT_OF_MEMORY
 
 
 def _run(args: argparse.Namespace) -> int:
