@@ -258,10 +258,10 @@ def segment_mean(
     if np.dtype(data.dtype).kind not in "fcV":  # V: bfloat16
         raise type_fail(op, "data.dtype", "be a float or complex type (a mean of integers is not one)", data.dtype)
     total = _segment(op, "add", data, *args)
-    rows = jnp.ones(data.shape[:1], np.uint32)
-    count = _segment(op, "add", rows, *args)
-    count = lax.convert_element_type(jnp.maximum(count, np.uint32(1)), data.dtype)
-    return total / lax.broadcast_in_dim(count, total.shape, (0,))
+    # The count at full shape: XLA rewrites a division by a broadcast as a product with its
+    # reciprocal, which may round otherwise than the quotient.
+    count = _segment(op, "add", jnp.ones(data.shape, np.uint32), *args)
+    return total / lax.convert_element_type(jnp.maximum(count, np.uint32(1)), data.dtype)
 
 
 def _segment(
