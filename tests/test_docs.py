@@ -27,7 +27,7 @@ import dmljax_docs  # noqa: E402
 
 # Pages whose blocks set the CPU device count, which must happen before JAX's first
 # computation: each of their blocks runs in a fresh interpreter.
-FRESH_PROCESS = {"guides/sharding.md"}
+FRESH_PROCESS = {"guides/sharding.md", "guides/segments.md"}
 FENCE = re.compile(r"^```(\w+)\n(.*?)^```\n(?:\nOutput:\n\n```text\n(.*?)^```\n)?", re.S | re.M)
 
 

@@ -197,6 +197,18 @@ def test_negative_ids_never_count_from_the_end():
     np.testing.assert_array_equal(jax.ops.segment_sum(data, ids, 3, mode="clip"), [7, 0, 0])
 
 
+def test_64_bit_host_ids_are_decided_at_full_width():
+    """With x64 off, int64 ids beyond 32 bits are dropped or clipped, never truncated."""
+    data = jnp.array([1.0, 2.0, 4.0, 8.0])
+    ids = np.array([2**40, -(2**40), 1, 2**32 + 1], np.int64)
+    np.testing.assert_array_equal(dmljax.segment_sum(data, ids, 3), [0, 4, 0])
+    np.testing.assert_array_equal(dmljax.segment_sum(data, ids, 3, mode="clip"), [2, 4, 9])
+    with pytest.raises(
+        ValidationError, match=r"num_segments must be at most 4294967295 .*got num_segments=1099511627777"
+    ):
+        dmljax.segment_sum(data, ids)
+
+
 def test_promise_in_bounds_on_valid_ids():
     data, ids = jnp.arange(6.0), np.array([2, 0, 2, 1, 0, 2])
     np.testing.assert_array_equal(dmljax.segment_sum(data, ids, 3, mode="promise_in_bounds"), [5, 3, 7])

@@ -29,8 +29,9 @@ import numpy as np
 from jax import lax
 from jax.experimental import checkify
 
-from dmljax._core.dtypes import as_data_type
+from dmljax._core.dtypes import as_data_type, x64_enabled
 from dmljax._core.errors import fail
+from dmljax._core.limits import UINT32_MAX
 from dmljax._ops.indices import (
     INDEX_TYPES,
     IndexMode,
@@ -340,16 +341,23 @@ def _num_segments(op: str, num_segments: Any, ids: jax.Array | np.ndarray) -> An
             return 0
         with jax.ensure_compile_time_eval():
             top = int(np.max(ids)) if isinstance(ids, np.ndarray) else int(jnp.max(ids))
-        return max(top + 1, 0)
+        return _in_range(op, max(top + 1, 0))
     if jax.export.is_symbolic_dim(num_segments):
         return num_segments
     if isinstance(num_segments, jax.core.Tracer):
         raise fail(op, "num_segments", "be a static int (not traced): it fixes the output's shape", num_segments)
     if isinstance(num_segments, bool) or not hasattr(num_segments, "__index__"):
         raise fail(op, "num_segments", "be an int or None", num_segments)
-    if int(num_segments) < 0:
-        raise fail(op, "num_segments", "be >= 0", int(num_segments))
-    return int(num_segments)
+    return _in_range(op, int(num_segments))
+
+
+def _in_range(op: str, n: int) -> int:
+    """DirectML's sizes: ``0 <= n``, and below 2^32 unless ``jax_enable_x64`` is on (uint32 positions)."""
+    if n < 0:
+        raise fail(op, "num_segments", "be >= 0", n)
+    if n > UINT32_MAX and not x64_enabled():
+        raise fail(op, "num_segments", f"be at most {UINT32_MAX} (2^32 - 1) unless jax_enable_x64 is on", n)
+    return n
 
 
 def _check_ids(op: str, ids: jax.Array | np.ndarray, n: Any) -> None:
@@ -367,9 +375,9 @@ def _check_ids(op: str, ids: jax.Array | np.ndarray, n: Any) -> None:
         bad = _bad(xp, ids, n)
         if not bool(xp.any(bad)):
             return
-        first = int(xp.argmax(bad))
-        value = int(ids[first])
-    raise IndexError(template.format(value=value, where=f"segment_ids[{first}]"))
+        position = int(xp.argmax(bad))
+        value = int(ids[position])
+    raise IndexError(template.format(value=value, where=f"segment_ids[{position}]"))
 
 
 def _bad(xp: Any, ids: Any, n: Any) -> Any:
