@@ -24,7 +24,7 @@ from jax import lax
 
 from dmljax._core.errors import fail
 from dmljax._core.markers import mark, traced
-from dmljax._core.platform import concrete_shape
+from dmljax._core.platform import concrete_shape, cpu_or_plain
 from dmljax._ops.index_checks import (
     checkify_in_bounds,
     index_range,
@@ -44,7 +44,14 @@ from dmljax._ops.indices import (
     resolve_mode,
     size_scalar,
 )
-from dmljax._ops.reductions import check_reduction, combine, flat_dtype, flat_targets, scatter_at
+from dmljax._ops.reductions import (
+    check_reduction,
+    combine,
+    cpu_scatter_in_order,
+    flat_dtype,
+    flat_targets,
+    scatter_at,
+)
 from dmljax._ops.scatter import _as_updates
 
 __all__ = ["gather_nd", "scatter_nd", "scatter_nd_validated"]
@@ -354,8 +361,27 @@ def _scatter_nd_impl(
     if reduction == "none":
         return _write_slices(input, positions, updates, mode)
     one_element = concrete_shape(input.shape[k:]) and math.prod(input.shape[k:]) == 1
-    if indices_are_sorted and not unique_indices and not one_element:
-        return _combine_sorted(input, positions, updates, reduction, mode)
+    rounds = np.dtype(input.dtype).kind in "fc" and reduction in ("add", "mul")  # the ordered fold (else one scatter)
+    if indices_are_sorted and rounds and not unique_indices and not one_element:
+        layout = functools.partial(_combine_sorted, positions=positions, reduction=reduction, mode=mode)
+        if not cpu_scatter_in_order(input, reduction):
+            return layout(input, updates)
+        plain = functools.partial(_combine_flat, positions=positions, reduction=reduction, mode=mode)
+        return cpu_or_plain(plain, layout, input, updates)  # XLA CPU's one scatter needs no sorted layout
+    return _combine_flat(input, updates, positions, reduction, mode, indices_are_sorted, unique_indices)
+
+
+def _combine_flat(
+    input: jax.Array,
+    updates: jax.Array,
+    positions: list[jax.Array],
+    reduction: str,
+    mode: IndexMode,
+    indices_are_sorted: bool = False,
+    unique_indices: bool = False,
+) -> jax.Array:
+    """`combine` at the flat element positions of the input, in the updates' row-major order."""
+    k = len(positions)
     full = updates.shape  # indices.shape[:-1] + input.shape[k:]
     lead = len(full) - (input.ndim - k)
     coords = [lax.broadcast_in_dim(p, full, tuple(range(lead))) for p in positions]
@@ -369,7 +395,7 @@ def _scatter_nd_impl(
 
 
 def _combine_sorted(
-    input: jax.Array, positions: list[jax.Array], updates: jax.Array, reduction: str, mode: IndexMode
+    input: jax.Array, updates: jax.Array, positions: list[jax.Array], reduction: str, mode: IndexMode
 ) -> jax.Array:
     """`combine` with tuples in nondecreasing order and slices of ``w > 1`` elements: the input
     viewed as ``(w, rows)`` (slice element major), so the flat targets ``s * rows + row`` are
