@@ -398,6 +398,19 @@ def test_export_with_symbolic_sizes(name):
         assert_same(by_size.call(data, ids, np.zeros(5, np.int8)), oracle(name, data, ids, 5))
 
 
+def test_export_for_cpu_and_cuda_with_sorted_ids():
+    """The sorted layout is the non-CPU branch: it lowers for CUDA and runs on CPU with the rounds forced."""
+    (m,) = export.symbolic_shape("m")
+    specs = (jax.ShapeDtypeStruct((m, 3), np.float32), jax.ShapeDtypeStruct((m,), np.int32))
+    rng = np.random.default_rng(14)
+    data, ids = data_for(rng, "float32", (20, 3)), np.sort(ids_for(rng, 20, 5))
+    for ordered in (True, False):
+        with dmljax.config.override(cpu_ordered_scatter=ordered):
+            fn = jax.jit(lambda d, i: dmljax.segment_sum(d, i, 5, indices_are_sorted=True))
+            exported = export.export(fn, platforms=("cpu", "cuda"))(*specs)
+            assert_same(exported.call(data, ids), oracle("sum", data, ids, 5))
+
+
 # ----- 8 sharded host devices equal 1 device, bit for bit ----------------------------------------
 
 SHARDED_SCRIPT = textwrap.dedent(
