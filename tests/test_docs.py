@@ -81,7 +81,8 @@ def test_python_block_runs_and_prints_what_the_page_shows(page, index, code, exp
 def test_the_blocks_are_found():
     found = {(page, index) for page, index, _, _ in python_blocks()}
     assert {("guides/porting.md", 0), ("guides/onnx.md", 0), ("guides/randomness.md", 2)} <= found
-    assert sum(expected is not None for *_, expected in python_blocks()) == 2
+    assert {("guides/segments.md", 0), ("guides/segments.md", 1)} <= found
+    assert sum(expected is not None for *_, expected in python_blocks()) == 4
 
 
 # --- the API reference covers the public names ------------------------------------------------
