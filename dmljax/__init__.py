@@ -26,6 +26,11 @@ from dmljax._ops.nd import gather_nd as gather_nd
 from dmljax._ops.nd import scatter_nd as scatter_nd
 from dmljax._ops.scatter import scatter as scatter
 from dmljax._ops.scatter import scatter_elements as scatter_elements
+from dmljax._ops.segment import segment_max as segment_max
+from dmljax._ops.segment import segment_mean as segment_mean
+from dmljax._ops.segment import segment_min as segment_min
+from dmljax._ops.segment import segment_prod as segment_prod
+from dmljax._ops.segment import segment_sum as segment_sum
 from dmljax._ops.slice1 import slice1 as slice1
 from dmljax._random.distributions import bernoulli as bernoulli
 from dmljax._random.distributions import normal as normal
@@ -79,6 +84,11 @@ __all__ = [
     "scatter",
     "scatter_elements",
     "scatter_nd",
+    "segment_max",
+    "segment_mean",
+    "segment_min",
+    "segment_prod",
+    "segment_sum",
     "slice1",
     "split",
     "state_from_tf_seed",

@@ -305,3 +305,62 @@ def blocks_used(state, n_blocks: int) -> set[tuple[int, int]]:
     state = np.asarray(state, np.uint32).reshape(-1)
     counter, key = counter_value(state[:4]), counter_value(state[4:])
     return {((counter + i) % 2**128, key) for i in range(n_blocks)}
+
+
+# --------------------------------------------------------------------------------------
+# Segment reductions: jax.ops.segment_* in ONNX ScatterND's loop order
+# --------------------------------------------------------------------------------------
+
+SEGMENT_RULES = {
+    "sum": lambda out, u: out + u,
+    "prod": lambda out, u: out * u,
+    "max": lambda out, u: u if not (out > u) else out,  # ONNX's loop as onnxruntime runs it
+    "min": lambda out, u: u if not (out < u) else out,
+}
+
+
+def segment_identity(name: str, dtype) -> object:
+    """JAX's initial value of a segment: 0, 1, the lowest value (max), the highest (min)."""
+    dtype = np.dtype(dtype)
+    if name in ("sum", "mean"):
+        return dtype.type(0)
+    if name == "prod":
+        return dtype.type(1)
+    if dtype == np.dtype(bool):
+        return np.bool_(name == "min")
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return dtype.type(info.min if name == "max" else info.max)
+    return dtype.type(-np.inf if name == "max" else np.inf)
+
+
+def segment(name: str, data: np.ndarray, segment_ids: np.ndarray, num_segments: int, mode: str = "drop") -> np.ndarray:
+    """``out[s] = identity``; then ``out[ids[i]] = f(out[ids[i]], data[i])`` for i = 0, 1, ... in order.
+
+    Ids outside ``[0, num_segments)`` are dropped (``mode="drop"``) or clamped into it
+    (``"clip"``: negative ones to 0). ``"mean"``: the ordered sum over ``max(count, 1)``.
+    bool sum and prod: or and and.
+    """
+    rule = "sum" if name == "mean" else name
+    out = np.empty((num_segments,) + data.shape[1:], data.dtype)
+    count = np.zeros(num_segments, np.int64)
+    for s in np.ndindex(*out.shape):
+        out[s] = segment_identity(name, data.dtype)
+    for i in range(data.shape[0]):
+        target = int(segment_ids[i])
+        if mode == "clip":
+            target = min(max(target, 0), num_segments - 1)
+        elif not 0 <= target < num_segments:
+            continue
+        count[target] += 1
+        for s in np.ndindex(*data.shape[1:]):
+            here, u = out[(target,) + s], data[(i,) + s]
+            if data.dtype == np.dtype(bool):
+                out[(target,) + s] = (here or u) if rule in ("sum", "max") else (here and u)
+            else:
+                out[(target,) + s] = SEGMENT_RULES[rule](here, u)
+    if name == "mean":
+        for t in range(num_segments):
+            for s in np.ndindex(*data.shape[1:]):
+                out[(t,) + s] = out[(t,) + s] / data.dtype.type(max(count[t], 1))
+    return out

@@ -27,7 +27,7 @@ import dmljax_docs  # noqa: E402
 
 # Pages whose blocks set the CPU device count, which must happen before JAX's first
 # computation: each of their blocks runs in a fresh interpreter.
-FRESH_PROCESS = {"guides/sharding.md"}
+FRESH_PROCESS = {"guides/sharding.md", "guides/segments.md"}
 FENCE = re.compile(r"^```(\w+)\n(.*?)^```\n(?:\nOutput:\n\n```text\n(.*?)^```\n)?", re.S | re.M)
 
 
@@ -81,7 +81,8 @@ def test_python_block_runs_and_prints_what_the_page_shows(page, index, code, exp
 def test_the_blocks_are_found():
     found = {(page, index) for page, index, _, _ in python_blocks()}
     assert {("guides/porting.md", 0), ("guides/onnx.md", 0), ("guides/randomness.md", 2)} <= found
-    assert sum(expected is not None for *_, expected in python_blocks()) == 2
+    assert {("guides/segments.md", 0), ("guides/segments.md", 1)} <= found
+    assert sum(expected is not None for *_, expected in python_blocks()) == 4
 
 
 # --- the API reference covers the public names ------------------------------------------------

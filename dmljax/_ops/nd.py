@@ -24,6 +24,7 @@ from jax import lax
 
 from dmljax._core.errors import fail
 from dmljax._core.markers import mark, traced
+from dmljax._core.platform import concrete_shape, cpu_or_plain
 from dmljax._ops.index_checks import (
     checkify_in_bounds,
     index_range,
@@ -42,11 +43,12 @@ from dmljax._ops.indices import (
     lax_mode,
     normalize,
     resolve_mode,
+    size_scalar,
 )
 from dmljax._ops.positions import flat_dtype, flat_targets, scatter_at
-from dmljax._ops.reductions import check_reduction, combine
+from dmljax._ops.reductions import check_reduction, combine, cpu_scatter_in_order
 
-__all__ = ["gather_nd", "gather_nd_validated", "scatter_nd", "scatter_nd_validated"]
+__all__ = ["gather_nd", "gather_nd_validated", "scatter_nd", "scatter_nd_validated", "scatter_nd_with_policy"]
 
 
 def gather_nd(
@@ -192,13 +194,44 @@ def scatter_nd(
         raise fail(
             op, "updates.shape", f"equal indices.shape[:-1] + input.shape[k:] {expected}", updates.shape, context
         )
+    return scatter_nd_with_policy(op, input, indices, updates, reduction=reduction, policy=policy)
+
+
+def scatter_nd_with_policy(
+    op: str,
+    input: jax.Array,
+    indices: jax.Array | np.ndarray,
+    updates: jax.Array,
+    *,
+    reduction: str,
+    policy: IndexPolicy,
+    indices_are_sorted: bool = False,
+    unique_indices: bool = False,
+) -> jax.Array:
+    """`scatter_nd` on arguments whose types and shapes are checked: the one path of ScatterND
+    and of the segment reductions (`dmljax._ops.segment`), marked as ``scatter_nd`` in a trace.
+
+    ``indices_are_sorted``: the tuples are promised in nondecreasing row-major order
+    (dropped ones aside), so the flat targets can be laid out sorted for `combine`;
+    ``unique_indices``: promised distinct, so a reduction is one plain scatter. A false
+    promise gives unspecified results. Errors name ``op``.
+    """
     flat_dtype(op, input.shape)
     columns, checked = _columns(op, indices, input, 0, policy)
-    out = _scatter_nd_impl(input, columns, updates, reduction=reduction, mode=policy.mode, checked=checked)
+    out = _scatter_nd_impl(
+        input,
+        columns,
+        updates,
+        reduction=reduction,
+        mode=policy.mode,
+        checked=checked,
+        indices_are_sorted=indices_are_sorted,
+        unique_indices=unique_indices,
+    )
     if not traced(out, input, indices, updates):
         return out
     mode = _marked_mode(policy, indices, input.shape)
-    return mark(out, input, _tuples(indices, columns), updates, op=op, mode=mode, reduction=reduction)
+    return mark(out, input, _tuples(indices, columns), updates, op="scatter_nd", mode=mode, reduction=reduction)
 
 
 def gather_nd_validated(data: jax.Array, indices: jax.Array, batch_dims: int) -> jax.Array:
@@ -321,7 +354,7 @@ def _gather_nd_impl(
     return lax.select(keep, out, lax.full_like(out, 0))
 
 
-@functools.partial(jax.jit, static_argnames=("reduction", "mode", "checked"))
+@functools.partial(jax.jit, static_argnames=("reduction", "mode", "checked", "indices_are_sorted", "unique_indices"))
 def _scatter_nd_impl(
     input: jax.Array,
     columns: tuple[jax.Array, ...],
@@ -330,6 +363,8 @@ def _scatter_nd_impl(
     reduction: str,
     mode: IndexMode,
     checked: bool,
+    indices_are_sorted: bool = False,
+    unique_indices: bool = False,
 ) -> jax.Array:
     """ScatterND on validated arguments: whole slices (``"none"``), or at flat positions of the input."""
     k = len(columns)
@@ -338,12 +373,59 @@ def _scatter_nd_impl(
         return input
     if reduction == "none":
         return _write_slices(input, positions, updates, mode)
+    one_element = concrete_shape(input.shape[k:]) and math.prod(input.shape[k:]) == 1
+    rounds = np.dtype(input.dtype).kind in "fc" and reduction in ("add", "mul")  # the ordered fold (else one scatter)
+    if indices_are_sorted and rounds and not unique_indices and not one_element:
+        layout = functools.partial(_combine_sorted, positions=positions, reduction=reduction, mode=mode)
+        if not cpu_scatter_in_order(input, reduction):
+            return layout(input, updates)
+        plain = functools.partial(_combine_flat, positions=positions, reduction=reduction, mode=mode)
+        return cpu_or_plain(plain, layout, input, updates)  # XLA CPU's one scatter needs no sorted layout
+    return _combine_flat(input, updates, positions, reduction, mode, indices_are_sorted, unique_indices)
+
+
+def _combine_flat(
+    input: jax.Array,
+    updates: jax.Array,
+    positions: list[jax.Array],
+    reduction: str,
+    mode: IndexMode,
+    indices_are_sorted: bool = False,
+    unique_indices: bool = False,
+) -> jax.Array:
+    """`combine` at the flat element positions of the input, in the updates' row-major order."""
+    k = len(positions)
     full = updates.shape  # indices.shape[:-1] + input.shape[k:]
     lead = len(full) - (input.ndim - k)
     coords = [lax.broadcast_in_dim(p, full, tuple(range(lead))) for p in positions]
     coords += [lax.broadcasted_iota(np.uint32, full, lead + d) for d in range(input.ndim - k)]
     targets = flat_targets(coords, input.shape, mode, flat_dtype("scatter_nd", input.shape)).reshape(-1)
-    return combine(input.reshape(-1), targets, updates.reshape(-1), reduction).reshape(input.shape)
+    flat, values = input.reshape(-1), updates.reshape(-1)
+    if unique_indices and reduction in ("add", "mul") and np.dtype(input.dtype).kind == "f":
+        return scatter_at(flat, targets, values, reduction, unique=True).reshape(input.shape)  # one update a target
+    out = combine(flat, targets, values, reduction, indices_are_sorted=indices_are_sorted)
+    return out.reshape(input.shape)
+
+
+def _combine_sorted(
+    input: jax.Array, updates: jax.Array, positions: list[jax.Array], reduction: str, mode: IndexMode
+) -> jax.Array:
+    """`combine` with tuples in nondecreasing order and slices of ``w > 1`` elements: the input
+    viewed as ``(w, rows)`` (slice element major), so the flat targets ``s * rows + row`` are
+    nondecreasing too (dropped ones aside) and each element still takes its updates in loop order."""
+    k = len(positions)
+    lead, window = input.shape[:k], input.shape[k:]
+    rows, w = math.prod(lead), math.prod(window)
+    dtype = flat_dtype("scatter_nd", input.shape)
+    row = flat_targets(positions, lead, mode, dtype).reshape(-1)  # (m,), rows when dropped
+    m = row.shape[0]
+    column = lax.broadcasted_iota(dtype, (w, m), 0)
+    valid = lax.broadcast_in_dim(row < size_scalar(rows, dtype), (w, m), (1,))
+    targets = jnp.where(valid, column * size_scalar(rows, dtype) + row[None, :], size_scalar(rows * w, dtype))
+    flat = input.reshape(rows, w).T.reshape(-1)
+    values = updates.reshape(m, w).T.reshape(-1)
+    out = combine(flat, targets.reshape(-1), values, reduction, indices_are_sorted=True)
+    return out.reshape(w, rows).T.reshape(input.shape)
 
 
 def _write_slices(input: jax.Array, positions: list[jax.Array], updates: jax.Array, mode: IndexMode) -> jax.Array:

@@ -72,7 +72,9 @@ def check_reduction(op: str, reduction: object) -> str:
     return reduction
 
 
-def combine(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str) -> jax.Array:
+def combine(
+    flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str, indices_are_sorted: bool = False
+) -> jax.Array:
     """Fold ``updates`` into ``flat`` at ``targets`` in the order of ``updates`` (ONNX's loop).
 
     Args:
@@ -80,6 +82,8 @@ def combine(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: 
       targets: 1-D unsigned positions into ``flat``; values ``>= flat.size`` are dropped.
       updates: 1-D array of ``targets.shape`` and ``flat``'s type, in loop order.
       reduction: ``"add"``, ``"mul"``, ``"max"`` or ``"min"``.
+      indices_are_sorted: a promise that the in-range targets are nondecreasing (dropped
+        ones may lie anywhere); not used yet.
 
     Returns:
       ``flat`` with every update combined into its target.
