@@ -1,4 +1,4 @@
-"""What every family shares and nothing else: errors, data types, limits, platform helpers.
+"""What every family shares and nothing else: errors, data types, limits, platform helpers, version.
 
 Imports nothing from the rest of dmljax.
 """
