@@ -24,6 +24,7 @@ from jax import lax
 
 from dmljax._core.errors import fail
 from dmljax._core.markers import mark, traced
+from dmljax._core.typing import IndexArray
 from dmljax._ops.index_checks import (
     checkify_in_bounds,
     index_range,
@@ -50,7 +51,7 @@ __all__ = ["gather_nd", "scatter_nd"]
 
 def gather_nd(
     data: jax.typing.ArrayLike,
-    indices: jax.typing.ArrayLike,
+    indices: IndexArray,
     batch_dims: int = 0,
     *,
     mode: IndexMode | str | None = None,
@@ -115,7 +116,7 @@ def gather_nd(
 
 def scatter_nd(
     input: jax.typing.ArrayLike,
-    indices: jax.typing.ArrayLike,
+    indices: IndexArray,
     updates: jax.typing.ArrayLike,
     *,
     reduction: str = "none",
