@@ -265,7 +265,8 @@ def _run_checks() -> list[dict]:
         except Exception as exc:  # noqa: BLE001 - a failing check is reported, never hidden
             detail, ok = f"{type(exc).__name__}: {exc}", False
             traceback.print_exc(file=sys.stderr)
-        print("\n".join(wrap(f"[{'ok' if ok else 'FAIL'}] {name:18s} {detail}", indent="  ", subsequent=" " * 8)))
+        head = f"  [{'ok' if ok else 'FAIL'}] {name:18s} "
+        print("\n".join(wrap(f"{head}{detail}", indent="", subsequent=" " * len(head))))
         results.append({"name": name, "ok": ok, "detail": detail})
     return results
 

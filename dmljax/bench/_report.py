@@ -36,8 +36,8 @@ SCHEMA_VERSION = 2
 WIDTH = 100
 # A case's ratio counts as level with the baseline within this fraction either way.
 LEVEL = 0.10
-# The noise rule: a case whose contender's slowest round took more than NOISE_SPREAD times its
-# fastest is flagged; its ratio may be off by as much.
+# The noise rule: a case whose contender under test or baseline took more than NOISE_SPREAD times
+# as long in its slowest round as in its fastest is flagged; its ratio may be off by as much.
 NOISE_SPREAD = 2.0
 
 
@@ -186,9 +186,14 @@ def _verdict(ratio: float) -> str:
 
 
 def spread(sized: SizedResult) -> float:
-    """The widest max/min over the rounds among the contenders of one case."""
+    """The wider max/min over the rounds of the two contenders a case's ratio compares.
+
+    The contender under test (the first) and the baseline; the peers' spread does not move
+    the ratio.
+    """
     r = sized.result
-    return max(r.max_s[name] / max(r.min_s[name], 1e-12) for name in r.case.contenders)
+    pair = (next(iter(r.case.contenders)), r.case.reference)
+    return max(r.max_s[name] / max(r.min_s[name], 1e-12) for name in pair)
 
 
 def summarize(
@@ -240,9 +245,10 @@ def print_summary(summary: dict[str, Any]) -> None:
     if noisy:
         shown = ", ".join(noisy[:3]) + (f" and {len(noisy) - 3} more" if len(noisy) > 3 else "")
         warning = (
-            f"WARNING: noisy timings: in {len(noisy)} of {summary['cases']} cases a contender's slowest round"
-            f" took more than {summary['noise_spread']:g}x its fastest (max/min > {summary['noise_spread']:g}),"
-            f" so their ratios may be off by as much: {shown}. A load average above the {summary['cores']} cores,"
-            " other programs or too few rounds cause it; rerun on a quiet machine or with more --rounds."
+            f"WARNING: noisy timings: in {len(noisy)} of {summary['cases']} cases the contender under test"
+            f" or the baseline took more than {summary['noise_spread']:g}x as long in its slowest round as in"
+            f" its fastest (max/min > {summary['noise_spread']:g}), so their ratios may be off by as much:"
+            f" {shown}. A load average above the {summary['cores']} cores, other programs or too few rounds"
+            " cause it; rerun on a quiet machine or with more --rounds."
         )
         print("\n".join(wrap(warning, subsequent="  ")))
