@@ -92,6 +92,10 @@ def test_without_the_onnx_extra_the_export_group_is_empty_and_the_rest_runs(monk
     # Said once, with the reason, and not announced among the groups that run.
     assert out.count("onnx_export") == 1 and "Skipping onnx_export: needs the onnx extra" in out
     assert "Timing slice1 at tensor sizes 4 KiB" in out
+    # Nothing left to time: the reason, and no announcement.
+    assert _cli._bench(_cli._parse_args(["--sizes", "4K", "--rounds", "1", "--only", "onnx_export"])) == []
+    out = capsys.readouterr().out
+    assert "Skipping onnx_export" in out and "Timing" not in out
 
 
 def test_size_free_groups_are_timed_once_whatever_the_sizes(monkeypatch, capsys):

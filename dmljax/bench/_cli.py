@@ -314,6 +314,8 @@ def _bench(args: argparse.Namespace) -> list[SizedResult]:
     print()
     for group, why in skipped.items():
         print("\n".join(wrap(f"Skipping {group}: {why}.", subsequent="  ")))
+    if not only:
+        return []
     announce = f"Timing {', '.join(only)} at tensor sizes {asked} (each case's own, rounded to its shapes, below) ..."
     print("\n".join(wrap(announce, subsequent="  ")))
     results = []
