@@ -8,6 +8,7 @@ from dmljax._buffers.tensor_desc import packed_strides as packed_strides
 from dmljax._core.config import config as config
 from dmljax._core.dtypes import DataType as DataType
 from dmljax._core.errors import ValidationError as ValidationError
+from dmljax._core.version import __version__ as __version__
 from dmljax._descriptors.compile import compile_operator as compile_operator
 from dmljax._descriptors.feature_levels import FeatureLevel as FeatureLevel
 from dmljax._descriptors.gather import GatherOperatorDesc as GatherOperatorDesc
@@ -45,8 +46,6 @@ from dmljax._random.keys import split as split
 from dmljax._random.philox import philox4x32_10 as philox4x32_10
 from dmljax._random.prng_impl import prng_impl as prng_impl
 from dmljax._random.tf_seed import state_from_tf_seed as state_from_tf_seed
-
-__version__ = "0.1.0"
 
 __all__ = [
     "DataType",

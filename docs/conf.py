@@ -33,6 +33,8 @@ myst_enable_extensions = ["colon_fence"]
 
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
+# Signatures show the alias (linked to its entry), not the union it stands for.
+autodoc_type_aliases = {"IndexArray": "dmljax.typing.IndexArray"}
 autodoc_default_options = {"members": False}
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False

@@ -16,11 +16,11 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-import onnxruntime as ort
 from flax import nnx
 
 import dmljax
 import dmljax.onnx
+from tests._util import run_onnx
 from tests.reference import gather as gather_oracle
 
 F32 = np.float32
@@ -30,12 +30,6 @@ INDICES = np.array([4, 0, 2], np.int32)
 
 def snapshot():
     return {k: id(v) for k, v in vars(jnp).items()}, {k: repr(v) for k, v in jax.config.values.items()}
-
-
-def run(model, *args):
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    feeds = {spec.name: np.asarray(a) for spec, a in zip(session.get_inputs(), args, strict=True)}
-    return session.run(None, feeds)[0]
 
 
 class EqxTable(eqx.Module):
@@ -103,7 +97,7 @@ def main():
         for name, (call, arrays, _, jitted) in expected.items():
             model = dmljax.onnx.export(call, *arrays)
             report["nodes"][name] = [n.op_type for n in model.graph.node]
-            report["onnx_matches"][name] = bool(np.array_equal(run(model, *arrays), jitted))
+            report["onnx_matches"][name] = bool(np.array_equal(run_onnx(model, *arrays)[0], jitted))
     finally:
         stop.set()
         worker.join()

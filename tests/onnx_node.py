@@ -2,9 +2,10 @@
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
+
+from tests._util import onnx_session
 
 OPSET = 18  # ScatterND and ScatterElements with reduction "max"/"min"
 
@@ -40,8 +41,7 @@ def reference(op_type, inputs, **attributes):
 def onnxruntime(op_type, inputs, **attributes):
     """The output of onnxruntime's CPU kernel on a single-node model."""
     built, feeds = model(op_type, [np.asarray(x) for x in inputs], **attributes)
-    session = ort.InferenceSession(built.SerializeToString(), providers=["CPUExecutionProvider"])
-    return session.run(None, feeds)[0]
+    return onnx_session(built).run(None, feeds)[0]
 
 
 def out_shape(op_type, inputs, attributes):

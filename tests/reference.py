@@ -264,7 +264,7 @@ def random_generator(state, shape) -> tuple[np.ndarray, np.ndarray]:
 
 
 # --------------------------------------------------------------------------------------
-# Keys: advance, split, fold_in, TensorFlow seeds (dmljax/_keys.py, dmljax/_tf_seed.py)
+# Keys: advance, split, fold_in, TensorFlow seeds (dmljax/_random/keys.py, dmljax/_random/tf_seed.py)
 # --------------------------------------------------------------------------------------
 
 _DERIVE_KEY_TWEAK = (0x646D6C6A, 0x61786B79)  # ASCII "dmlj", "axky"

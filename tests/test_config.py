@@ -32,10 +32,16 @@ SETTINGS = {
 }
 
 
-def test_every_option_is_a_switch_or_a_threshold_with_help():
-    assert set(SWITCHES) | set(THRESHOLDS) == set(config.values())
-    for option in OPTIONS:
-        assert option.help and config.help(option.name).startswith(f"{option.name} (default {option.default!r}")
+@pytest.mark.parametrize("option", OPTIONS, ids=lambda option: option.name)
+def test_every_option_is_set_by_its_environment_variable_and_has_help(option):
+    """A switch reads ``0``, a threshold ``7`` from ``DMLJAX_<NAME>``; each refuses the other kind's text."""
+    switch = isinstance(option.default, bool)
+    text, value, wrong = ("0", False, "7") if switch else ("7", 7, "true")
+    got = getattr(Config(OPTIONS, {option.env: text}), option.name)
+    assert got == value and isinstance(got, bool) == switch
+    with pytest.raises(ValueError, match=f"{option.env} must be"):
+        Config(OPTIONS, {option.env: wrong})
+    assert config.help(option.name).startswith(f"{option.name} (default {option.default!r}")
 
 
 def test_update_and_override_set_and_restore():

@@ -1,4 +1,4 @@
-"""The documentation: every public name documented, every plain ``python`` block of docs/ run.
+"""The documentation: every public name documented, every plain ``python`` block of docs/ run, every path named exists.
 
 ``>>>`` blocks of README.md and docs/ run as doctests (``--doctest-glob`` in pyproject.toml).
 Here each fenced ``python`` block without ``>>>`` runs in a fresh namespace; if the page
@@ -139,3 +139,28 @@ def test_attribute_docstring_examples_run(module, name):
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
     runner.run(test)
     assert runner.failures == 0
+
+
+# A repository path as the pages and the code name them: a module or test file, a page, a script.
+REPO_PATH = re.compile(r"(?<![\w./-])((?:dmljax|tests)/[\w/]+\.py|docs/[\w/.-]+\.md|scripts/[\w.-]*\w)")
+
+
+def named_paths() -> dict[str, set[str]]:
+    """Repository path -> the files that name it: README, docs/ (design notes too) and every module, test or script.
+
+    The CHANGELOG names paths as they were then and is left out.
+    """
+    texts = [ROOT / "README.md", *DOCS.rglob("*.md")]
+    texts += [p for folder in ("dmljax", "tests", "scripts") for p in (ROOT / folder).rglob("*.py")]
+    named: dict[str, set[str]] = {}
+    for path in texts:
+        for match in REPO_PATH.finditer(path.read_text()):
+            named.setdefault(match[1], set()).add(path.relative_to(ROOT).as_posix())
+    return named
+
+
+def test_every_repository_path_a_page_or_docstring_names_exists():
+    named = named_paths()
+    assert len(named) > 20 and "tests/reference.py" in named  # the scan finds what it should
+    missing = {path: sorted(files) for path, files in named.items() if not (ROOT / path).exists()}
+    assert not missing, f"paths named but absent from the repository: {missing}"

@@ -8,15 +8,17 @@ from jax import export
 
 import dmljax
 from tests import reference
+from tests._util import spec
 
 PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
 (B,) = export.symbolic_shape("b")  # one symbolic scope for every argument
 
 
 def _spec(shape, dtype):
+    """`spec`, with a shape written as text too (``"b, 16"``: ``b`` the symbolic batch)."""
     if isinstance(shape, str):
         shape = tuple(B if d.strip() == "b" else int(d) for d in shape.split(","))
-    return jax.ShapeDtypeStruct(shape, dtype)
+    return spec(shape, dtype)
 
 
 def _indices(rng, shape, size, dtype="int32"):

@@ -78,10 +78,10 @@ def test_flat_positions_keep_uint64_out_of_range_indices_out_of_range(x64):
 
 
 def test_use_flat_is_false_for_symbolic_shapes_and_huge_arrays():
+    # (Where it is true, the compiled CPU programs below show the flat scatter.)
     assert not use_flat(export.symbolic_shape("b, 16"))
     assert not use_flat((2**16, 2**16))
     assert not use_flat((7,))
-    assert use_flat((3, 4)) == (jax.device_count() == 1)
 
 
 def _scatter_fn(x, i, u):

@@ -21,6 +21,7 @@ from dmljax._ops.gather_blocked import blocked, use_blocked
 from dmljax._ops.gather_grad import flat_tangent, gather_flat_tangent, use_rows
 from dmljax._ops.indices import IndexMode, normalize
 from tests import reference
+from tests._util import spec
 
 DATA_TYPES = ["float32", "float16", "bfloat16", "int32", "int8", "uint16", "uint8", "bool", "complex64", "int16"]
 
@@ -443,8 +444,8 @@ def test_long_axis_gather_elements_compiles_to_blocks_on_cpu(cpu, host_class, av
 
 def _assert_blocked_forward_on_cpu():
     assert use_blocked(_LONG, 0, np.float32) and not use_blocked((2048, 1024), 0, np.float32)
-    spec = (jax.ShapeDtypeStruct(_LONG, jnp.float32), jax.ShapeDtypeStruct(_LONG, jnp.int32))
-    entry = jax.jit(lambda x, i: dmljax.gather_elements(x, i, 0)).lower(*spec).compile().as_text().split("ENTRY")[1]
+    specs = (jax.ShapeDtypeStruct(_LONG, jnp.float32), jax.ShapeDtypeStruct(_LONG, jnp.int32))
+    entry = jax.jit(lambda x, i: dmljax.gather_elements(x, i, 0)).lower(*specs).compile().as_text().split("ENTRY")[1]
     # First conditional: data and indices written as 32 blocks of 4096 x 32; second: the gather.
     assert "(f32[1,32,131072]{2,1,0}, u32[1,32,131072]{2,1,0}) conditional(" in entry
     assert "(f32[1,32,131072]{2,1,0}) conditional(" in entry and entry.count(" conditional(") == 2
@@ -457,10 +458,10 @@ def test_avx512_default_compiles_a_plain_forward_and_a_blocked_gradient_on_cpu(c
     """If this fails: docs/design/blocked-gather.md (on AVX-512 hosts the plain CPU forward wins)."""
     host_class(True)
     assert not dmljax.config.blocked_gather_elements_forward_avx512  # the default
-    spec = (jax.ShapeDtypeStruct(_LONG, jnp.float32), jax.ShapeDtypeStruct(_LONG, jnp.int32))
-    fwd = jax.jit(lambda x, i: dmljax.gather_elements(x, i, 0)).lower(*spec).compile().as_text()
+    specs = (jax.ShapeDtypeStruct(_LONG, jnp.float32), jax.ShapeDtypeStruct(_LONG, jnp.int32))
+    fwd = jax.jit(lambda x, i: dmljax.gather_elements(x, i, 0)).lower(*specs).compile().as_text()
     assert "conditional(" not in fwd and "transpose(" not in fwd.split("ENTRY")[1]
-    grad = jax.jit(jax.grad(lambda x, i: dmljax.gather_elements(x, i, 0).sum())).lower(*spec).compile().as_text()
+    grad = jax.jit(jax.grad(lambda x, i: dmljax.gather_elements(x, i, 0).sum())).lower(*specs).compile().as_text()
     entry = grad.split("ENTRY")[1]  # the cotangent and the indices in blocks, the scatter-add, back
     assert "(f32[1,32,131072]{2,1,0}) conditional(" in entry and entry.count(" conditional(") == 4
 
@@ -488,10 +489,10 @@ def test_short_axis_gather_elements_of_16_mib_stays_one_plain_gather_on_cpu(cpu)
     """If this fails: docs/design/blocked-gather.md (the size and axis-length thresholds)."""
     # An axis of 8 (channels): the plain gather streams; blocks cost 2.4x (compile_operator's NHWC case).
     shape = (1, 8, 8192, 64)
-    spec = (jax.ShapeDtypeStruct(shape, jnp.float32), jax.ShapeDtypeStruct(shape, jnp.uint32))
+    specs = (jax.ShapeDtypeStruct(shape, jnp.float32), jax.ShapeDtypeStruct(shape, jnp.uint32))
     assert not use_blocked(shape, 1, np.float32) and not use_blocked((16, 2**18), 0, np.float32)
     assert use_blocked((32, 2**17), 0, np.float32)
-    text = jax.jit(lambda x, i: dmljax.gather_elements(x, i, 1)).lower(*spec).compile().as_text()
+    text = jax.jit(lambda x, i: dmljax.gather_elements(x, i, 1)).lower(*specs).compile().as_text()
     assert "conditional(" not in text and text.count(" gather(") == 1
 
 
@@ -499,10 +500,10 @@ def test_short_axis_gather_elements_of_16_mib_stays_one_plain_gather_on_cpu(cpu)
 def test_long_axis_gather_elements_is_one_plain_gather_for_gpus(host_class):
     """If this fails: docs/design/blocked-gather.md (GPUs keep the plain gather below their threshold)."""
     host_class(False)  # an AVX2 host, whose CPU forward runs in blocks
-    spec = (jax.ShapeDtypeStruct(_LONG, jnp.float32), jax.ShapeDtypeStruct(_LONG, jnp.int32))
+    specs = (jax.ShapeDtypeStruct(_LONG, jnp.float32), jax.ShapeDtypeStruct(_LONG, jnp.int32))
     fn = jax.jit(lambda x, i: dmljax.gather_elements(x, i, 0))
-    assert "stablehlo.transpose" not in jax.export.export(fn, platforms=["cuda"])(*spec).mlir_module()
-    assert "stablehlo.transpose" in jax.export.export(fn, platforms=["cpu"])(*spec).mlir_module()
+    assert "stablehlo.transpose" not in jax.export.export(fn, platforms=["cuda"])(*specs).mlir_module()
+    assert "stablehlo.transpose" in jax.export.export(fn, platforms=["cpu"])(*specs).mlir_module()
 
 
 @pytest.mark.slow
@@ -681,21 +682,17 @@ def test_gather_along_axis_1_compiles_to_jnp_takes_gather_loop(cpu, dtype, mode)
     take_mode = "fill" if mode == "fill" else "clip"
     data = jax.ShapeDtypeStruct((64, 256), jnp.float32)
     with jax.enable_x64(dtype.endswith("64")):
-        ours = _gather_fusion_ops(lambda a, i: dmljax.gather(a, i, axis=1, mode=mode), data, _spec((256,), dtype))
-        theirs = _gather_fusion_ops(lambda a, i: jnp.take(a, i, axis=1, mode=take_mode), data, _spec((256,), "uint32"))
+        ours = _gather_fusion_ops(lambda a, i: dmljax.gather(a, i, axis=1, mode=mode), data, spec((256,), dtype))
+        theirs = _gather_fusion_ops(lambda a, i: jnp.take(a, i, axis=1, mode=take_mode), data, spec((256,), "uint32"))
     assert "gather" in ours and ("transpose" in ours) == ("transpose" in theirs)
     assert ours == theirs  # the same loop as jnp.take on ready uint32 positions: no per-read index arithmetic
-
-
-def _spec(shape, dtype):
-    return jax.ShapeDtypeStruct(shape, jnp.dtype(dtype))
 
 
 @pytest.mark.hlo
 def test_gather_elements_gradient_copies_no_cotangent_on_cpu(cpu):
     """If this fails: docs/design/scatter-cpu.md (the flat tangent reads (N, 1) windows; no copy in its transpose)."""
-    spec = (jax.ShapeDtypeStruct((64, 256), jnp.float32), jax.ShapeDtypeStruct((64, 256), jnp.int32))
+    specs = (jax.ShapeDtypeStruct((64, 256), jnp.float32), jax.ShapeDtypeStruct((64, 256), jnp.int32))
     grad = jax.jit(jax.grad(lambda x, i: jnp.sum(dmljax.gather_elements(x, i, 1) * x)))
-    entry = grad.lower(*spec).compile().as_text().split("ENTRY")[1]
+    entry = grad.lower(*specs).compile().as_text().split("ENTRY")[1]
     assert " scatter(" in entry or "wrapped_scatter" in entry
     assert "f32[16384,1]{1,0} fusion(" not in entry  # the cotangent, copied into (N, 1) windows

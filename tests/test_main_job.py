@@ -1,4 +1,4 @@
-"""``python -m dmljax``: checks pass, options work and are refused when wrong, output fits 120 columns.
+"""``python -m dmljax``: checks pass, options work and are refused when wrong, output fits 100 columns.
 
 Also the torch contenders (equal to dmljax where they compute the same thing; absent
 without torch) and the ``--plot`` figure's structure (one log-scaled panel per group).
@@ -70,7 +70,7 @@ def test_every_group_is_built_by_its_module_and_no_module_builds_an_unlisted_one
     assert built == listed
 
 
-def test_without_the_onnx_extra_the_export_group_is_empty_and_the_rest_runs(monkeypatch):
+def test_without_the_onnx_extra_the_export_group_is_empty_and_the_rest_runs(monkeypatch, capsys):
     """README quick start command 1 installs no jax2onnx: ``python -m dmljax`` must not fail on it."""
     from dmljax.bench import onnx_export
 
@@ -88,6 +88,14 @@ def test_without_the_onnx_extra_the_export_group_is_empty_and_the_rest_runs(monk
     assert onnx_export.cases([4096]) == []
     _cli._bench(_cli._parse_args(["--sizes", "4K", "--rounds", "1", "--only", "onnx_export,slice1"]))
     assert "onnx_export" not in timed and "slice1" in timed
+    out = capsys.readouterr().out
+    # Said once, with the reason, and not announced among the groups that run.
+    assert out.count("onnx_export") == 1 and "Skipping onnx_export: needs the onnx extra" in out
+    assert "Timing slice1 at tensor sizes 4 KiB" in out
+    # Nothing left to time: the reason, and no announcement.
+    assert _cli._bench(_cli._parse_args(["--sizes", "4K", "--rounds", "1", "--only", "onnx_export"])) == []
+    out = capsys.readouterr().out
+    assert "Skipping onnx_export" in out and "Timing" not in out
 
 
 def test_size_free_groups_are_timed_once_whatever_the_sizes(monkeypatch, capsys):
@@ -128,29 +136,80 @@ def test_json_has_schema_version_sizes_and_spread(tmp_path, capsys):
 
 
 @pytest.mark.system
-def test_python_m_dmljax_discloses_the_malloc_rerun_and_fits_120_columns(tmp_path):
+def test_python_m_dmljax_discloses_the_malloc_rerun_and_fits_100_columns(tmp_path):
     path = tmp_path / "results.json"
     args = ["--sizes", "4K", "--rounds", "1", "--only", "slice1,random,compile_operator", "--json", str(path)]
     cmd = [sys.executable, "-m", "dmljax", *args]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert max(len(line) for line in lines) <= 120, max(lines, key=len)
-    assert "checks passed, 0 failed" in done.stdout
+    assert max(len(line) for line in lines) <= 100, max(lines, key=len)
+    assert "checks passed, 0 failed" in done.stdout and "Summary: " in done.stdout
     assert "malloc   steady-state: this process re-ran itself with" in done.stdout
     assert json.loads(path.read_text())["info"]["malloc_env"]["MALLOC_MMAP_MAX_"] == "0"
 
 
-def test_table_rows_fit_120_columns_at_the_largest_sizes(capsys):
+def test_table_rows_fit_100_columns_at_the_largest_sizes_and_labels_wrap_whole(capsys):
     from dmljax.bench._report import SizedResult, print_table
 
-    name = "gather_elements axis=0 (262144, 1024) bwd with a name longer than any case has today, cut to fit"
-    contenders = {"dmljax random_generator": [1e-6, 9e3], "lax.rng_bit_generator PHILOX": [3e-3], "jnp": [1e-7]}
+    name = "gather_elements axis=0 (262144, 1024) bwd with a name longer than any case has today, wrapped to fit"
+    long_label = "jax.random.uniform philox4x32 (bits from a partitionable key, 512-bit vectors)"
+    contenders = {"dmljax random_generator": [1e-6, 9e3], long_label: [3e-3], "jnp": [1e-7]}
     case = Case("gather_elements", name, 3 * 2**30, dict.fromkeys(contenders), "jnp")
     print_table([SizedResult(2**30, Result(case, contenders, {k: 120.0 for k in contenders}))], rounds=9)
-    lines = capsys.readouterr().out.splitlines()
-    assert max(len(line) for line in lines) <= 120, max(lines, key=len)
-    assert any("tensor 1 GiB, bytes moved 3 GiB" in line for line in lines)
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert max(len(line) for line in lines) <= 100, max(lines, key=len)
+    assert "tensor 1 GiB, bytes moved 3 GiB" in " ".join(out.split())
+    # Every word of the case's name and of the long label is printed whole, in order.
+    assert f"{name} |" in " ".join(out.split()) and long_label in " ".join(out.split())
+    # The label's first words on a line of their own, the numbers after its last words.
+    assert "  jax.random.uniform philox4x32" in lines
+    assert any(line.startswith("  512-bit vectors)") and line.rstrip().endswith("120000") for line in lines)
+
+
+def _fake_run(spreads: dict[str, float]):
+    """A `run_case` that times nothing: the first contender's rounds spread by ``spreads[case.name]`` (max/min)."""
+
+    def fake_run_case(case, rounds=3, **_):
+        first = next(iter(case.contenders))
+        wide = spreads.get(case.name, 1.0)
+        samples = {name: [1e-3] * rounds for name in case.contenders}
+        samples[first] = [0.5e-3, 0.5e-3 * wide, 0.5e-3][:rounds]
+        return Result(case, samples, dict.fromkeys(case.contenders, 1e-2))
+
+    return fake_run_case
+
+
+@pytest.mark.parametrize("noisy", [False, True])
+def test_the_report_fits_100_columns_ends_with_a_summary_and_warns_of_wide_spreads(noisy, monkeypatch, capsys):
+    """A small run (slice1's cases at 4 KiB, timings faked): the summary counts them; a spread over 2x warns."""
+    monkeypatch.setattr(_checks, "CHECKS", [("fake", lambda: "passes")])
+    names = [c.name for c in importlib.import_module("dmljax.bench.ops").cases([4096]) if c.group == "slice1"]
+    monkeypatch.setattr(_cli, "run_case", _fake_run({names[0]: 2.5} if noisy else {names[0]: 1.9}))
+    assert _cli.main(["--sizes", "4K", "--rounds", "3", "--only", "slice1"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert max(len(line) for line in lines) <= 100, max(lines, key=len)
+    summary = " ".join(out[out.index("Summary: ") :].split())
+    # The first contender's median is 0.5 ms against the baseline's 1 ms: ahead in every case.
+    assert f"Summary: {len(names)} cases timed in " in summary
+    assert f"ahead of its baseline in {len(names)}, within 10% of it in 0 and behind it in 0" in summary
+    assert "Load average (1/5/15 min) at the end: " in summary
+    assert ("WARNING: noisy timings: in 1 of" in summary) == noisy
+    if noisy:
+        assert "(max/min > 2)" in summary and f"slice1: {names[0]}" in summary
+
+
+def test_the_json_record_holds_the_summary(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(_checks, "CHECKS", [("fake", lambda: "passes")])
+    monkeypatch.setattr(_cli, "run_case", _fake_run({}))
+    path = tmp_path / "results.json"
+    assert _cli.main(["--sizes", "4K", "--rounds", "3", "--only", "slice1", "--json", str(path)]) == 0
+    record = json.loads(path.read_text())
+    summary = record["summary"]
+    assert summary["cases"] == len(record["results"]) == summary["ahead"] and summary["noisy"] == []
+    assert summary["noise_spread"] == 2.0 and summary["wall_s"] > 0 and len(summary["load_average"]) == 3
 
 
 @pytest.mark.system

@@ -5,9 +5,7 @@ gradients sum over the batch across processes (an all-reduce), so they equal one
 process's up to float rounding only.
 """
 
-import os
 import pathlib
-import socket
 import subprocess
 import sys
 
@@ -16,27 +14,19 @@ import pytest
 
 import dmljax
 from tests import multiprocess_worker as worker
+from tests._util import child_env, free_port
 
 # 2 processes.
 pytestmark = pytest.mark.system
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
 TIMEOUT_S = 240
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def job(tmp_path_factory):
     out = tmp_path_factory.mktemp("multiprocess") / "results.npz"
-    env = dict(os.environ, JAX_PLATFORMS="cpu")
-    env.pop("XLA_FLAGS", None)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    port = _free_port()
+    env = child_env()
+    port = free_port()
     script = str(pathlib.Path(worker.__file__))
     procs = [
         subprocess.Popen(

@@ -8,9 +8,6 @@ Design: docs/design/index-checks.md, "Several processes".
 """
 
 import json
-import os
-import pathlib
-import socket
 import subprocess
 import sys
 
@@ -19,28 +16,20 @@ import pytest
 
 from tests import multiprocess_index_worker as worker
 from tests import reference
+from tests._util import child_env, free_port
 
 # 2 processes.
 pytestmark = pytest.mark.system
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
 TIMEOUT_S = 30  # the whole job; a process waiting forever fails the test here
 CALL_S = 5  # one call, compiles included; the hang it replaces lasted 20 s and more
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def job() -> list[dict]:
     """Both processes' JSON answers (every case of the worker), in process order."""
-    env = dict(os.environ, JAX_PLATFORMS="cpu")
-    env.pop("XLA_FLAGS", None)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    port = str(_free_port())
+    env = child_env()
+    port = str(free_port())
     procs = [
         subprocess.Popen(
             [sys.executable, worker.__file__, port, str(i)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE

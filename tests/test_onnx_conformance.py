@@ -15,11 +15,11 @@ import warnings
 import jax.numpy as jnp
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 
 import dmljax
+from tests._util import onnx_session
 
 # ScatterElements with reduction != "none" (add, mul, min, max) is DML_SCATTER's sibling with
 # a reduction, not DML_SCATTER: listed here so that no case goes unrun silently (they run in
@@ -114,8 +114,7 @@ def run_onnxruntime(op_type, inputs, axis):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
     onnx.checker.check_model(model)
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return session.run(None, dict(zip(names, inputs, strict=True)))[0]
+    return onnx_session(model).run(None, dict(zip(names, inputs, strict=True)))[0]
 
 
 def random_model_inputs(rng, op_type, dtype):

@@ -17,12 +17,13 @@ ort = pytest.importorskip("onnxruntime")
 import dmljax  # noqa: E402
 import dmljax.onnx  # noqa: E402
 from dmljax import gather as imported_gather  # noqa: E402  (a name bound before any export)
+from tests._util import onnx_session  # noqa: E402
 
 F32 = np.float32
 
 
 def run(model, *args):
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    session = onnx_session(model)
     if any(spec.type == BF16_TYPE for spec in (*session.get_inputs(), *session.get_outputs())):
         return run_bfloat16(session, *args)
     feeds = {spec.name: np.asarray(a) for spec, a in zip(session.get_inputs(), args, strict=True)}

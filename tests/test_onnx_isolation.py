@@ -16,18 +16,13 @@ import pytest
 
 pytest.importorskip("jax2onnx")
 onnx = pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
+pytest.importorskip("onnxruntime")
 
 import dmljax  # noqa: E402
 import dmljax.onnx  # noqa: E402
+from tests._util import run_onnx  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def run(model, *args):
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    feeds = {spec.name: np.asarray(a) for spec, a in zip(session.get_inputs(), args, strict=True)}
-    return session.run(None, feeds)
 
 
 @pytest.mark.system
@@ -60,7 +55,7 @@ def test_int64_example_indices_stay_int64_model_inputs():
     onnx.checker.check_model(model, full_check=True)
     elem = [i.type.tensor_type.elem_type for i in model.graph.input]
     assert elem == [onnx.TensorProto.FLOAT, onnx.TensorProto.INT64]
-    (got,) = run(model, data, indices)
+    (got,) = run_onnx(model, data, indices)
     np.testing.assert_array_equal(got, data[[4, -1, 0]])
 
 
@@ -68,7 +63,7 @@ def test_int64_inputs_beyond_int32_saturate_instead_of_wrapping():
     """2^32 + 1 must not become 1 in the Cast: it stays out of range and is clipped to the last row."""
     data, indices = np.arange(10, dtype=np.float32).reshape(5, 2), np.array([0], np.int64)
     model = dmljax.onnx.export(lambda t, i: dmljax.gather(t, i), data, indices)
-    (got,) = run(model, data, np.array([2**32 + 1], np.int64))
+    (got,) = run_onnx(model, data, np.array([2**32 + 1], np.int64))
     np.testing.assert_array_equal(got, data[[4]])
 
 
@@ -125,7 +120,7 @@ def test_fill_and_drop_run_on_onnxruntime_for_types_its_where_and_pad_lack(dtype
     ]
     with jax.enable_x64(True):
         for fn, args in cases:
-            (got,) = run(dmljax.onnx.export(fn, *args), *args)
+            (got,) = run_onnx(dmljax.onnx.export(fn, *args), *args)
             want = np.asarray(jax.jit(fn)(*args))
             assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (got, want)
 
@@ -146,7 +141,7 @@ def test_slice1_on_a_symbolic_batch_runs_to_the_end(offset, stride):
     model = dmljax.onnx.export(fn, jax.ShapeDtypeStruct((B3, 2), np.float32))
     for rows in (5, 8):
         data = np.arange(rows * 2, dtype=np.float32).reshape(rows, 2)
-        (got,) = run(model, data)
+        (got,) = run_onnx(model, data)
         np.testing.assert_array_equal(got, np.asarray(fn(data)))
 
 
@@ -198,7 +193,7 @@ def test_scatter_reductions_are_scatter_elements_equal_to_onnxruntime_with_dupli
     onnx.checker.check_model(model, full_check=True)
     scatters = [n for n in model.graph.node if n.op_type == "ScatterElements"]
     assert [a.s for n in scatters for a in n.attribute if a.name == "reduction"] == [reduction.encode()]
-    (got,) = run(model, data, indices, updates)
+    (got,) = run_onnx(model, data, indices, updates)
     assert got.tobytes() == np.asarray(jax.jit(fn)(data, indices, updates)).tobytes()
 
 
@@ -224,7 +219,7 @@ def test_gather_nd_is_one_gather_nd_equal_to_onnxruntime(mode, batch_dims):
     model = dmljax.onnx.export(fn, data, indices)
     onnx.checker.check_model(model, full_check=True)
     assert [n.op_type for n in model.graph.node].count("GatherND") == 1
-    (got,) = run(model, data, indices)
+    (got,) = run_onnx(model, data, indices)
     assert got.tobytes() == np.asarray(jax.jit(fn)(data, indices)).tobytes()
 
 
@@ -243,5 +238,5 @@ def test_scatter_nd_is_one_scatter_nd_equal_to_onnxruntime_with_duplicates(mode,
     model = dmljax.onnx.export(fn, data, indices, updates, opset=18)
     onnx.checker.check_model(model, full_check=True)
     assert [n.op_type for n in model.graph.node].count("ScatterND") == 1
-    (got,) = run(model, data, indices, updates)
+    (got,) = run_onnx(model, data, indices, updates)
     assert got.tobytes() == np.asarray(jax.jit(fn)(data, indices, updates)).tobytes()

@@ -14,6 +14,7 @@ from jax.test_util import check_grads
 import dmljax
 from dmljax import ValidationError
 from tests import onnx_node, reference
+from tests._util import spec
 from tests.multidevice import run_json
 
 REDUCTIONS = ["add", "mul", "max", "min"]
@@ -257,40 +258,36 @@ _BIG_2D = jax.ShapeDtypeStruct((2**16, 2**15 + 1), jnp.int8)  # 2^31 + 2^16 elem
 _FOUR = jax.ShapeDtypeStruct((4,), jnp.int32)
 
 
-def _spec(shape, dtype):
-    return jax.ShapeDtypeStruct(shape, dtype)
-
-
 BIG_PROGRAMS = {  # name -> (function, argument specs, config overrides)
     "scatter int add": (
         lambda x, i, u: dmljax.scatter(x, i, u, reduction="add"),
-        (_BIG, _FOUR, _spec((4,), "int8")),
+        (_BIG, _FOUR, spec((4,), "int8")),
         {},
     ),
-    "scatter max": (lambda x, i, u: dmljax.scatter(x, i, u, reduction="max"), (_BIG, _FOUR, _spec((4,), "int8")), {}),
+    "scatter max": (lambda x, i, u: dmljax.scatter(x, i, u, reduction="max"), (_BIG, _FOUR, spec((4,), "int8")), {}),
     "scatter float add, one CPU scatter": (
         lambda x, i, u: dmljax.scatter(x, i, u, reduction="add"),
-        (_BIG_F32, _FOUR, _spec((4,), "float32")),
+        (_BIG_F32, _FOUR, spec((4,), "float32")),
         {},
     ),
     "scatter float mul, rounds": (
         lambda x, i, u: dmljax.scatter(x, i, u, reduction="mul"),
-        (_BIG_F32, _FOUR, _spec((4,), "float32")),
+        (_BIG_F32, _FOUR, spec((4,), "float32")),
         {"cpu_ordered_scatter": False},
     ),
     "scatter axis 1 add": (
         lambda x, i, u: dmljax.scatter(x, i, u, axis=1, reduction="add"),
-        (_BIG_2D, _spec((2**16, 1), "int32"), _spec((2**16, 1), "int8")),
+        (_BIG_2D, spec((2**16, 1), "int32"), spec((2**16, 1), "int8")),
         {},
     ),
     "scatter_nd rows": (
         lambda x, i, u: dmljax.scatter_nd(x, i, u),
-        (_BIG_2D, _spec((4, 1), "int32"), _spec((4, 2**15 + 1), "int8")),
+        (_BIG_2D, spec((4, 1), "int32"), spec((4, 2**15 + 1), "int8")),
         {},
     ),
     "scatter_nd add": (
         lambda x, i, u: dmljax.scatter_nd(x, i, u, reduction="add"),
-        (_BIG_2D, _spec((4, 2), "int32"), _spec((4,), "int8")),
+        (_BIG_2D, spec((4, 2), "int32"), spec((4,), "int8")),
         {},
     ),
 }

@@ -7,13 +7,13 @@ scalars every process reads, dispatched before the operator's program.
 """
 
 import json
-import socket
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
+from tests._util import free_port
 from tests.multidevice import host_devices_env, run_json
 
 # 8 host devices, and 2 processes, in subprocesses.
@@ -114,14 +114,8 @@ def test_one_process_eight_devices():
     _check(result, 16)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_two_processes_four_devices_each():
-    port = _free_port()
+    port = free_port()
     setup = textwrap.dedent(
         f"""
         import sys

@@ -5,7 +5,6 @@ forward and backward, under 1-D and 2-D meshes and vmap: collectives counted in 
 """
 
 import json
-import os
 import pathlib
 import subprocess
 import sys
@@ -13,6 +12,7 @@ import textwrap
 
 import pytest
 
+from tests._util import child_env
 from tests.multidevice import run_json
 
 # 8 host devices in subprocesses.
@@ -106,9 +106,7 @@ NEEDED = {
 
 @pytest.fixture(scope="module")
 def collective_run():
-    env = dict(os.environ, JAX_PLATFORMS="cpu")
-    env.pop("XLA_FLAGS", None)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    env = child_env()
     command = [sys.executable, "-m", "dmljax.bench.collectives", "--json"]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -157,9 +155,7 @@ def test_sharding_guide_table_is_the_scripts_output(collective_run):
 @pytest.mark.hlo
 def test_data_parallel_training_step_has_only_the_gradient_all_reduce():
     """If this fails: docs/design/per-platform-formulations.md (the multi-device formulations)."""
-    env = dict(os.environ, JAX_PLATFORMS="cpu")
-    env.pop("XLA_FLAGS", None)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    env = child_env()
     command = [sys.executable, "-m", "dmljax.bench.training", "--rounds", "1"]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-3000:]

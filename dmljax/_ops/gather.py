@@ -27,6 +27,7 @@ from dmljax._core.config import config
 from dmljax._core.errors import fail
 from dmljax._core.markers import mark, traced
 from dmljax._core.platform import cpu_or_plain, one_device_shape, opaque_predicate
+from dmljax._core.typing import IndexArray
 from dmljax._ops.formulation import use_flat
 from dmljax._ops.gather_blocked import blocked, blocked_forward_on_cpu, use_blocked
 from dmljax._ops.gather_grad import (
@@ -56,7 +57,7 @@ __all__ = ["gather", "gather_elements", "gather_elements_validated", "gather_val
 
 
 def gather(
-    data: jax.typing.ArrayLike, indices: jax.typing.ArrayLike, axis: int = 0, *, mode: IndexMode | str | None = None
+    data: jax.typing.ArrayLike, indices: IndexArray, axis: int = 0, *, mode: IndexMode | str | None = None
 ) -> jax.Array:
     """Gather slices of ``data`` along ``axis``: ONNX Gather (opsets 1, 11, 13).
 
@@ -112,7 +113,7 @@ def gather(
 
 
 def gather_elements(
-    data: jax.typing.ArrayLike, indices: jax.typing.ArrayLike, axis: int = 0, *, mode: IndexMode | str | None = None
+    data: jax.typing.ArrayLike, indices: IndexArray, axis: int = 0, *, mode: IndexMode | str | None = None
 ) -> jax.Array:
     """Gather single elements along ``axis``: DML_GATHER_ELEMENTS, ONNX GatherElements.
 

@@ -25,6 +25,7 @@ from jax import lax
 from dmljax._core.errors import fail
 from dmljax._core.markers import mark, traced
 from dmljax._core.platform import concrete_shape, cpu_or_plain
+from dmljax._core.typing import IndexArray
 from dmljax._ops.index_checks import (
     checkify_in_bounds,
     index_range,
@@ -53,7 +54,7 @@ __all__ = ["gather_nd", "gather_nd_validated", "scatter_nd", "scatter_nd_validat
 
 def gather_nd(
     data: jax.typing.ArrayLike,
-    indices: jax.typing.ArrayLike,
+    indices: IndexArray,
     batch_dims: int = 0,
     *,
     mode: IndexMode | str | None = None,
@@ -118,7 +119,7 @@ def gather_nd(
 
 def scatter_nd(
     input: jax.typing.ArrayLike,
-    indices: jax.typing.ArrayLike,
+    indices: IndexArray,
     updates: jax.typing.ArrayLike,
     *,
     reduction: str = "none",

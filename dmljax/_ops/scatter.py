@@ -20,6 +20,7 @@ from jax import lax
 from dmljax._core.errors import fail
 from dmljax._core.markers import mark, traced
 from dmljax._core.platform import cpu_or_plain
+from dmljax._core.typing import IndexArray
 from dmljax._ops.formulation import use_flat
 from dmljax._ops.index_checks import call_checked, checkify_in_bounds, marked_mode, prepare_indices
 from dmljax._ops.indices import (
@@ -43,7 +44,7 @@ __all__ = ["scatter", "scatter_elements", "scatter_validated"]
 
 def scatter(
     input: jax.typing.ArrayLike,
-    indices: jax.typing.ArrayLike,
+    indices: IndexArray,
     updates: jax.typing.ArrayLike,
     axis: int = 0,
     *,

@@ -26,7 +26,17 @@ import numpy as np
 import dmljax
 from dmljax.bench._harness import Case, pipelined_default, run_case
 from dmljax.bench._memory import check_sizes
-from dmljax.bench._report import SCHEMA_VERSION, SizedResult, fmt_bytes, print_table, result_json
+from dmljax.bench._report import (
+    SCHEMA_VERSION,
+    WIDTH,
+    SizedResult,
+    fmt_bytes,
+    print_summary,
+    print_table,
+    result_json,
+    summarize,
+    wrap,
+)
 
 __all__ = ["main", "parse_size"]
 
@@ -207,19 +217,18 @@ def _maybe_reexec(args: argparse.Namespace, argv: list[str] | None) -> None:
     os.execve(sys.executable, [sys.executable, "-m", "dmljax", *sys.argv[1:]], env)
 
 
-def _malloc_lines() -> tuple[str, list[str]]:
-    """The allocator regime's name and the header lines that disclose it."""
+def _malloc_lines() -> tuple[str, str]:
+    """The allocator regime's name and the header text that discloses it."""
     if os.environ.get("DMLJAX_MALLOC_SET"):
-        return "steady-state", [
-            "steady-state: this process re-ran itself with",
-            _malloc_text(),
-            "so fresh outputs are not mmap'ed and page-faulted on every call; with glibc's defaults your program",
-            "may see up to ~2x these times at 16 MiB and more. --default-malloc times without the settings.",
-        ]
-    return "glibc default", [
-        "glibc defaults (--default-malloc, called as a function, or not Linux): fresh outputs over 32 MiB",
-        "are mmap'ed and page-faulted on every call, as in most programs.",
-    ]
+        return "steady-state", (
+            f"steady-state: this process re-ran itself with {_malloc_text()} so fresh outputs are not"
+            " mmap'ed and page-faulted on every call; with glibc's defaults your program may see up to ~2x"
+            " these times at 16 MiB and more. --default-malloc times without the settings."
+        )
+    return "glibc default", (
+        "glibc defaults (--default-malloc, called as a function, or not Linux): fresh outputs over 32 MiB"
+        " are mmap'ed and page-faulted on every call, as in most programs."
+    )
 
 
 def _torch_version() -> str:
@@ -248,11 +257,8 @@ def _header(run_bench: bool) -> dict:
         ),
     }
     print("python -m dmljax: every operator checked against NumPy" + (", then timed beside its baselines" * run_bench))
-    for key, value in info.items():
-        print(f"  {key:8s} {value}")
-    if run_bench:
-        for k, line in enumerate(malloc_lines):
-            print(f"  {'malloc' if k == 0 else '':8s} {line}")
+    for key, value in [*info.items(), *([("malloc", malloc_lines)] if run_bench else [])]:
+        print("\n".join(wrap(value, indent=f"  {key:8s} ", subsequent=" " * 11)))
     return {**info, "malloc": malloc, "malloc_env": {k: os.environ.get(k) for k in MALLOC_ENV}}
 
 
@@ -267,7 +273,8 @@ def _run_checks() -> list[dict]:
         except Exception as exc:  # noqa: BLE001 - a failing check is reported, never hidden
             detail, ok = f"{type(exc).__name__}: {exc}", False
             traceback.print_exc(file=sys.stderr)
-        print(f"  [{'ok' if ok else 'FAIL'}] {name:18s} {detail}"[:120])
+        head = f"  [{'ok' if ok else 'FAIL'}] {name:18s} "
+        print("\n".join(wrap(f"{head}{detail}", indent="", subsequent=" " * len(head))))
         results.append({"name": name, "ok": ok, "detail": detail})
     return results
 
@@ -289,7 +296,7 @@ def _progress(label: str) -> None:
         sys.stderr.write(f"\r  {label[:76]:76s}")
         sys.stderr.flush()
     else:
-        sys.stderr.write(f"  {label}\n")
+        sys.stderr.write("\n".join(wrap(label, indent="  ", subsequent="    ")) + "\n")
 
 
 def _print_random_memory(results: list[SizedResult]) -> None:
@@ -310,7 +317,15 @@ def _bench(args: argparse.Namespace) -> list[SizedResult]:
     rounds = args.rounds or (3 if args.quick else 9)
     index_dtypes = args.index_dtypes or _parse_index_dtypes(QUICK_INDEX_DTYPES if args.quick else DEFAULT_INDEX_DTYPES)
     asked = ", ".join(fmt_bytes(s) for s in sizes)
-    print(f"\nTiming {', '.join(only)}\nat tensor sizes {asked} (each case's own, rounded to its shapes, below) ...")
+    skipped = {g: why for g in only if (why := _unavailable(g))}
+    only = [g for g in only if g not in skipped]
+    print()
+    for group, why in skipped.items():
+        print("\n".join(wrap(f"Skipping {group}: {why}.", subsequent="  ")))
+    if not only:
+        return []
+    announce = f"Timing {', '.join(only)} at tensor sizes {asked} (each case's own, rounded to its shapes, below) ..."
+    print("\n".join(wrap(announce, subsequent="  ")))
     results = []
     for k, size in enumerate(sizes, 1):
         groups = only if k == 1 else [g for g in only if g not in SIZE_FREE_GROUPS]
@@ -326,9 +341,16 @@ def _bench(args: argparse.Namespace) -> list[SizedResult]:
                 del case
     if sys.stderr.isatty():
         sys.stderr.write("\r" + " " * 80 + "\r")
-    print_table(results, rounds)
+    if results:
+        print_table(results, rounds)
     _print_random_memory(results)
     return results
+
+
+def _unavailable(group: str) -> str | None:
+    """Why ``group`` cannot run here (its module's ``unavailable()``, e.g. a missing extra), or None."""
+    check = getattr(importlib.import_module(GROUPS[group]), "unavailable", None)
+    return None if check is None else check()
 
 
 # Contender names of the other libraries' implementations (NumPy, torch CPU, randomgen's C Philox).
@@ -386,16 +408,19 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    """The checks, the benchmarks, the JSON record and plot; 1 when a check failed."""
+    """The checks, the benchmarks, the JSON record and plot, the summary; 1 when a check failed."""
+    start = time.perf_counter()
     info = _header(not args.no_bench)
     checks = _run_checks()
     results = [] if args.no_bench else _bench(args)
+    summary = summarize(results, time.perf_counter() - start, _load_average(), os.cpu_count())
     if args.json:
         record = {
             "schema_version": SCHEMA_VERSION,
             "info": info,
             "checks": checks,
             "results": [result_json(r) for r in results],
+            "summary": summary,
         }
         with open(args.json, "w") as f:
             json.dump(record, f, indent=1)
@@ -403,5 +428,16 @@ def _run(args: argparse.Namespace) -> int:
     if args.plot and results:
         _plot(results, args.plot)
     failed = [c["name"] for c in checks if not c["ok"]]
-    print(f"\n{len(checks) - len(failed)} checks passed, {len(failed)} failed" + (f": {failed}" if failed else ""))
+    verdict = f"{len(checks) - len(failed)} checks passed, {len(failed)} failed" + (f": {failed}" if failed else "")
+    print("\n" + "\n".join(wrap(verdict, width=WIDTH)))
+    if results:
+        print_summary(summary)
     return 1 if failed else 0
+
+
+def _load_average() -> tuple[float, float, float] | None:
+    """The machine's 1/5/15-minute load average (None where the platform has none)."""
+    try:
+        return os.getloadavg()
+    except (AttributeError, OSError):
+        return None

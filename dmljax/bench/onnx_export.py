@@ -50,3 +50,13 @@ def cases(sizes_bytes: Sequence[int] = (40,)) -> list[Case]:
     contenders = {name: (lambda p=program: _fresh(p)) for name, program in _PROGRAMS.items()}
     case = Case("onnx_export", "gather (5, 2) first export, fresh process", 40, contenders, "jax2onnx")
     return sized([case], 40)
+
+
+def unavailable() -> str | None:
+    """Why the group cannot run here (no jax2onnx: the ``onnx`` extra), or None.
+
+    `dmljax.bench._cli` says it once instead of announcing a group that times nothing.
+    """
+    if importlib.util.find_spec("jax2onnx") is None:
+        return "needs the onnx extra (pip install 'dmljax[onnx]'), which is not installed"
+    return None

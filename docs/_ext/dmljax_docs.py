@@ -1,6 +1,6 @@
 """Sphinx extension: every public name of dmljax has a docstring of its own and an API entry.
 
-The public names are ``dmljax.__all__`` and ``dmljax.onnx.__all__``. A function, class or
+The public names are ``dmljax.__all__``, ``dmljax.typing.__all__`` and ``dmljax.onnx.__all__``. A function, class or
 enum must carry its own ``__doc__`` (not one inherited from a base class); any other value
 (a PRNG implementation object, an ``int`` constant) either is an instance of a dmljax class
 with its own docstring, or has an attribute docstring (a string literal right after the
@@ -17,9 +17,10 @@ import importlib
 import importlib.util
 import inspect
 import pathlib
+import re
 from typing import Any
 
-PUBLIC_MODULES = ("dmljax", "dmljax.onnx")
+PUBLIC_MODULES = ("dmljax", "dmljax.typing", "dmljax.onnx")
 
 
 def public_names() -> list[tuple[str, str]]:
@@ -123,8 +124,20 @@ def _add_design_notes(app, docname, source) -> None:
         source[0] += _DESIGN_TOCTREE
 
 
+# A design note named in a docstring (``docs/design/NAME.md``, plain or as a literal), which
+# ``help()`` shows as the path in the repository.
+_DESIGN_NOTE = re.compile(r"(``)?docs/design/([\w-]+)\.md(``)?")
+
+
+def _link_design_notes(app, what, name, obj, options, lines) -> None:
+    """Make every design note a docstring names a link to its page in the rendered reference."""
+    for k, line in enumerate(lines):
+        lines[k] = _DESIGN_NOTE.sub(lambda m: f":doc:`docs/design/{m.group(2)}.md </design/{m.group(2)}>`", line)
+
+
 def setup(app) -> dict[str, Any]:
     app.connect("source-read", _add_design_notes)
     app.connect("autodoc-process-docstring", _fill_data_docstrings)
+    app.connect("autodoc-process-docstring", _link_design_notes)
     app.connect("env-check-consistency", _check_coverage)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
