@@ -19,6 +19,8 @@ from dmljax._descriptors.random_generator import RandomGeneratorType as RandomGe
 from dmljax._descriptors.scatter import ScatterElementsOperatorDesc as ScatterElementsOperatorDesc
 from dmljax._descriptors.scatter import ScatterOperatorDesc as ScatterOperatorDesc
 from dmljax._descriptors.slice1 import Slice1OperatorDesc as Slice1OperatorDesc
+from dmljax._ops.cumulative import cumulative_product as cumulative_product
+from dmljax._ops.cumulative import cumulative_sum as cumulative_sum
 from dmljax._ops.gather import gather as gather
 from dmljax._ops.gather import gather_elements as gather_elements
 from dmljax._ops.indices import IndexMode as IndexMode
@@ -63,6 +65,8 @@ __all__ = [
     "calc_buffer_tensor_size",
     "compile_operator",
     "config",
+    "cumulative_product",
+    "cumulative_sum",
     "dropout",
     "fold_in",
     "gather",
