@@ -19,6 +19,8 @@ from dmljax._descriptors.random_generator import RandomGeneratorType as RandomGe
 from dmljax._descriptors.scatter import ScatterElementsOperatorDesc as ScatterElementsOperatorDesc
 from dmljax._descriptors.scatter import ScatterOperatorDesc as ScatterOperatorDesc
 from dmljax._descriptors.slice1 import Slice1OperatorDesc as Slice1OperatorDesc
+from dmljax._ops.arg_reduce import argmax as argmax
+from dmljax._ops.arg_reduce import argmin as argmin
 from dmljax._ops.cumulative import cumulative_product as cumulative_product
 from dmljax._ops.cumulative import cumulative_sum as cumulative_sum
 from dmljax._ops.gather import gather as gather
@@ -29,6 +31,7 @@ from dmljax._ops.nd import scatter_nd as scatter_nd
 from dmljax._ops.scatter import scatter as scatter
 from dmljax._ops.scatter import scatter_elements as scatter_elements
 from dmljax._ops.slice1 import slice1 as slice1
+from dmljax._ops.topk import top_k as top_k
 from dmljax._random.distributions import bernoulli as bernoulli
 from dmljax._random.distributions import normal as normal
 from dmljax._random.distributions import randint as randint
@@ -61,6 +64,8 @@ __all__ = [
     "TensorDesc",
     "ValidationError",
     "advance",
+    "argmax",
+    "argmin",
     "bernoulli",
     "calc_buffer_tensor_size",
     "compile_operator",
@@ -86,6 +91,7 @@ __all__ = [
     "slice1",
     "split",
     "state_from_tf_seed",
+    "top_k",
     "uniform",
     "write_tensor",
 ]

@@ -114,3 +114,52 @@ def test_cumsum_equals_onnxruntime_bit_for_bit(seed):
     with jax.enable_x64(True):
         out = dmljax.cumulative_sum(x, 1, reverse=bool(reverse), exclusive=bool(exclusive))
         np.testing.assert_array_equal(np.asarray(out), expected)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_top_k_equals_onnxruntime(seed):
+    """Ties, signed zeros and NaN: the same values and indices as onnxruntime's TopK."""
+    rng = np.random.default_rng(seed)
+    dtype = ["float32", "float16", "int32", "int8"][seed % 4]
+    shape = tuple(int(s) for s in rng.integers(1, 9, int(rng.integers(1, 4))))
+    x = rng.integers(-3, 4, shape).astype(dtype)
+    if dtype.startswith("float"):
+        x[rng.random(shape) < 0.2] = np.nan
+        x[rng.random(shape) < 0.3] = -0.0
+    axis = int(rng.integers(-x.ndim, x.ndim))
+    k, largest = int(rng.integers(1, shape[axis] + 1)), seed & 1
+    values, indices = run_onnxruntime(
+        "TopK", [x, np.array([k], np.int64)], [x.dtype, np.int64], axis=axis, largest=largest
+    )
+    v, i = dmljax.top_k(x, k, axis, largest=bool(largest))
+    np.testing.assert_array_equal(np.asarray(i), indices)
+    np.testing.assert_array_equal(np.asarray(v).view(np.uint8), values.view(np.uint8))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_arg_reduce_equals_onnxruntime_without_nan(seed):
+    rng = np.random.default_rng(seed)
+    dtype = ["float32", "float16", "int32", "uint8"][seed % 4]
+    shape = tuple(int(s) for s in rng.integers(1, 6, int(rng.integers(1, 4))))
+    x = rng.integers(0, 3, shape).astype(dtype)
+    axis, keep, last = int(rng.integers(-x.ndim, x.ndim)), (seed >> 1) & 1, seed & 1
+    for op, fn in (("ArgMax", dmljax.argmax), ("ArgMin", dmljax.argmin)):
+        expected = run_onnxruntime(op, [x], [np.int64], axis=axis, keepdims=keep, select_last_index=last)[0]
+        np.testing.assert_array_equal(
+            np.asarray(fn(x, axis, keepdims=bool(keep), select_last_index=bool(last))), expected
+        )
+
+
+def test_onnxruntime_argmax_nan_rule_differs():
+    """onnxruntime's ArgMax skips a NaN unless it comes first; dmljax's NaN is above every number (as in TopK)."""
+    x = np.array([1.0, np.nan, 5.0], np.float32)
+    assert run_onnxruntime("ArgMax", [x], [np.int64], axis=0, keepdims=0)[0] == 2
+    assert (
+        dmljax.argmax(x, 0)
+        == 1
+        == int(run_onnxruntime("TopK", [x, np.array([1], np.int64)], [x.dtype, np.int64])[1][0])
+    )
+    first = np.array([np.nan, 1.0, 5.0], np.float32)
+    assert run_onnxruntime("ArgMax", [first], [np.int64], axis=0, keepdims=0)[0] == 0
+    assert run_onnxruntime("ArgMin", [first], [np.int64], axis=0, keepdims=0)[0] == 0
+    assert dmljax.argmin(first, 0) == 1
