@@ -28,6 +28,8 @@ from dmljax._ops.gather import gather_elements as gather_elements
 from dmljax._ops.indices import IndexMode as IndexMode
 from dmljax._ops.nd import gather_nd as gather_nd
 from dmljax._ops.nd import scatter_nd as scatter_nd
+from dmljax._ops.nonzero import nonzero_coordinates as nonzero_coordinates
+from dmljax._ops.one_hot import one_hot as one_hot
 from dmljax._ops.scatter import scatter as scatter
 from dmljax._ops.scatter import scatter_elements as scatter_elements
 from dmljax._ops.slice1 import slice1 as slice1
@@ -78,7 +80,9 @@ __all__ = [
     "gather_elements",
     "gather_nd",
     "make_state",
+    "nonzero_coordinates",
     "normal",
+    "one_hot",
     "packed_strides",
     "philox4x32_10",
     "prng_impl",

@@ -49,30 +49,47 @@ def run_dmljax(node, inputs):
     op = node.op_type
     if op == "CumSum":
         axis = int(np.asarray(inputs[1]).reshape(()))
-        return [
-            dmljax.cumulative_sum(
-                inputs[0], axis, reverse=bool(a.get("reverse", 0)), exclusive=bool(a.get("exclusive", 0))
-            )
-        ]
+        reverse, exclusive = bool(a.get("reverse", 0)), bool(a.get("exclusive", 0))
+        return [dmljax.cumulative_sum(inputs[0], axis, reverse=reverse, exclusive=exclusive)]
+    if op == "TopK":
+        k = int(np.asarray(inputs[1]).reshape(()))
+        assert a.get("sorted", 1) == 1
+        return list(dmljax.top_k(inputs[0], k, a.get("axis", -1), largest=bool(a.get("largest", 1))))
+    if op in ("ArgMax", "ArgMin"):
+        fn = dmljax.argmax if op == "ArgMax" else dmljax.argmin
+        keep, last = bool(a.get("keepdims", 1)), bool(a.get("select_last_index", 0))
+        return [fn(inputs[0], a.get("axis", 0), keepdims=keep, select_last_index=last)]
+    if op == "OneHot":  # ONNX casts non-integer indices and depth to integers
+        indices, depth = inputs[0], int(np.asarray(inputs[1]).reshape(()))
+        if indices.dtype.kind not in "iu":
+            indices = indices.astype(np.int64)
+        return [dmljax.one_hot(indices, depth, values=inputs[2], axis=a.get("axis", -1))]
+    if op == "NonZero":  # ONNX's output: the first `count` coordinates, transposed, int64
+        count, coordinates = dmljax.nonzero_coordinates(inputs[0])
+        return [np.asarray(coordinates)[: int(count)].T.astype(np.int64)]
     raise NotImplementedError(op)
 
 
-CASES = {m: onnx_cases(m) for m in ("cumsum",)}
+CASES = {m: onnx_cases(m) for m in MODULES}
 
 
 def test_cases_were_found():
-    assert {"test_cumsum_1d", "test_cumsum_1d_reverse_exclusive", "test_cumsum_2d_negative_axis"} <= {
-        c.name for c in CASES["cumsum"]
-    }
+    names = {c.name for cs in CASES.values() for c in cs}
+    assert {"test_cumsum_1d", "test_cumsum_1d_reverse_exclusive", "test_cumsum_2d_negative_axis"} <= names
+    assert {"test_top_k", "test_top_k_smallest", "test_top_k_negative_axis", "test_top_k_same_values"} <= names
+    assert {"test_argmax_default_axis_random_select_last_index", "test_argmin_negative_axis_keepdims_random"} <= names
+    assert {"test_onehot_negative_indices", "test_onehot_with_axis", "test_nonzero_example"} <= names
 
 
 @pytest.mark.parametrize("case", [c for cs in CASES.values() for c in cs], ids=lambda c: c.name)
-def test_onnx_node_case(case):
+def test_onnx_node_case(case, x64):
     node = case.model.graph.node[0]
     for inputs, outputs in case.data_sets:
         outs = run_dmljax(node, [np.asarray(x) for x in inputs])
         assert len(outs) == len(outputs)
         for out, expected in zip(outs, outputs, strict=True):
+            if node.op_type not in ("TopK", "ArgMax", "ArgMin"):  # dmljax's indices are int32, ONNX's int64
+                assert np.asarray(out).dtype == expected.dtype
             np.testing.assert_array_equal(np.asarray(out), expected)
 
 
@@ -163,3 +180,15 @@ def test_onnxruntime_argmax_nan_rule_differs():
     assert run_onnxruntime("ArgMax", [first], [np.int64], axis=0, keepdims=0)[0] == 0
     assert run_onnxruntime("ArgMin", [first], [np.int64], axis=0, keepdims=0)[0] == 0
     assert dmljax.argmin(first, 0) == 1
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_one_hot_equals_onnxruntime(seed):
+    rng = np.random.default_rng(seed)
+    shape = tuple(int(s) for s in rng.integers(1, 5, int(rng.integers(1, 4))))
+    depth = int(rng.integers(1, 6))
+    indices = rng.integers(-depth - 2, depth + 2, shape)  # int64: onnxruntime has no int32 OneHot kernel here
+    values = np.array([-1.5, 2.5], np.float32)
+    axis = int(rng.integers(-len(shape) - 1, len(shape) + 1))
+    expected = run_onnxruntime("OneHot", [indices, np.array(depth, np.int64), values], [values.dtype], axis=axis)[0]
+    np.testing.assert_array_equal(np.asarray(dmljax.one_hot(indices, depth, values=values, axis=axis)), expected)
