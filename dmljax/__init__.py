@@ -8,17 +8,25 @@ from dmljax._buffers.tensor_desc import packed_strides as packed_strides
 from dmljax._core.config import config as config
 from dmljax._core.dtypes import DataType as DataType
 from dmljax._core.errors import ValidationError as ValidationError
+from dmljax._descriptors.axis_direction import AxisDirection as AxisDirection
 from dmljax._descriptors.compile import compile_operator as compile_operator
+from dmljax._descriptors.cumulative import CumulativeProductOperatorDesc as CumulativeProductOperatorDesc
+from dmljax._descriptors.cumulative import CumulativeSummationOperatorDesc as CumulativeSummationOperatorDesc
 from dmljax._descriptors.feature_levels import FeatureLevel as FeatureLevel
 from dmljax._descriptors.gather import GatherOperatorDesc as GatherOperatorDesc
 from dmljax._descriptors.gather_elements import GatherElementsOperatorDesc as GatherElementsOperatorDesc
 from dmljax._descriptors.nd import GatherNDOperatorDesc as GatherNDOperatorDesc
 from dmljax._descriptors.nd import ScatterNDOperatorDesc as ScatterNDOperatorDesc
+from dmljax._descriptors.one_hot import NonzeroCoordinatesOperatorDesc as NonzeroCoordinatesOperatorDesc
+from dmljax._descriptors.one_hot import OneHotOperatorDesc as OneHotOperatorDesc
 from dmljax._descriptors.random_generator import RandomGeneratorOperatorDesc as RandomGeneratorOperatorDesc
 from dmljax._descriptors.random_generator import RandomGeneratorType as RandomGeneratorType
 from dmljax._descriptors.scatter import ScatterElementsOperatorDesc as ScatterElementsOperatorDesc
 from dmljax._descriptors.scatter import ScatterOperatorDesc as ScatterOperatorDesc
 from dmljax._descriptors.slice1 import Slice1OperatorDesc as Slice1OperatorDesc
+from dmljax._descriptors.topk import ArgMaxOperatorDesc as ArgMaxOperatorDesc
+from dmljax._descriptors.topk import ArgMinOperatorDesc as ArgMinOperatorDesc
+from dmljax._descriptors.topk import TopKOperatorDesc as TopKOperatorDesc
 from dmljax._ops.arg_reduce import argmax as argmax
 from dmljax._ops.arg_reduce import argmin as argmin
 from dmljax._ops.cumulative import cumulative_product as cumulative_product
@@ -51,12 +59,19 @@ from dmljax._random.tf_seed import state_from_tf_seed as state_from_tf_seed
 __version__ = "0.1.0"
 
 __all__ = [
+    "ArgMaxOperatorDesc",
+    "ArgMinOperatorDesc",
+    "AxisDirection",
+    "CumulativeProductOperatorDesc",
+    "CumulativeSummationOperatorDesc",
     "DataType",
     "FeatureLevel",
     "GatherElementsOperatorDesc",
     "GatherNDOperatorDesc",
     "GatherOperatorDesc",
     "IndexMode",
+    "NonzeroCoordinatesOperatorDesc",
+    "OneHotOperatorDesc",
     "RandomGeneratorOperatorDesc",
     "RandomGeneratorType",
     "ScatterElementsOperatorDesc",
@@ -64,6 +79,7 @@ __all__ = [
     "ScatterOperatorDesc",
     "Slice1OperatorDesc",
     "TensorDesc",
+    "TopKOperatorDesc",
     "ValidationError",
     "advance",
     "argmax",
