@@ -27,7 +27,11 @@ __all__ = ["one_hot"]
 
 
 def one_hot(
-    indices: jax.typing.ArrayLike, depth: int, *, values: jax.typing.ArrayLike = (0, 1), axis: int = -1
+    indices: jax.typing.ArrayLike,
+    depth: int,
+    *,
+    values: jax.typing.ArrayLike | tuple[Any, Any] = (0, 1),
+    axis: int = -1,
 ) -> jax.Array:
     """One-hot encode ``indices`` along a new axis of ``depth`` elements: DML_ONE_HOT, ONNX OneHot.
 

@@ -22,7 +22,7 @@ from dmljax._ops.indices import type_fail
 
 __all__ = ["check_ordered", "order_key"]
 
-_SIGNED = {2: np.int16, 4: np.int32, 8: np.int64}
+_SIGNED: dict[int, type[np.signedinteger]] = {2: np.int16, 4: np.int32, 8: np.int64}
 
 
 def check_ordered(op: str, x: jax.Array) -> None:
