@@ -19,6 +19,7 @@ import numpy as np
 from jax import lax
 
 from dmljax._core.errors import fail
+from dmljax._core.markers import mark, traced
 from dmljax._ops.indices import as_data, check_axis, check_rank
 from dmljax._ops.order_keys import check_ordered, order_key
 
@@ -105,7 +106,9 @@ def _arg_reduce(op: str, x: Any, axis: Any, keepdims: Any, select_last_index: An
             raise fail(op, name, "be a bool", flag, f"x shape {x.shape}")
     if math.prod(x.shape[a] for a in axes) == 0:
         raise fail(op, "x.shape", "have no empty reduced axis", x.shape, f"axes {axes}")
-    return _arg_reduce_impl(x, axes=axes, keepdims=bool(keepdims), last=bool(select_last_index), largest=op == "argmax")
+    params = {"axes": axes, "keepdims": bool(keepdims), "last": bool(select_last_index), "largest": op == "argmax"}
+    out = _arg_reduce_impl(x, **params)
+    return mark(out, x, op="arg_reduce", **params) if traced(out, x) else out
 
 
 def _check_axes(op: str, axis: Any, shape: tuple[int, ...]) -> tuple[int, ...]:

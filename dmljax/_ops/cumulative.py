@@ -21,6 +21,7 @@ import numpy as np
 from jax import lax
 
 from dmljax._core.errors import fail
+from dmljax._core.markers import mark, traced
 from dmljax._ops.indices import as_data, check_axis, check_rank, type_fail
 
 __all__ = ["cumulative_product", "cumulative_sum"]
@@ -119,8 +120,9 @@ def _cumulative(op: str, x: Any, axis: Any, reverse: Any, exclusive: Any) -> jax
     for name, flag in (("reverse", reverse), ("exclusive", exclusive)):
         if not isinstance(flag, bool | np.bool_):
             raise fail(op, name, "be a bool", flag, f"x shape {x.shape}")
-    product = op == "cumulative_product"
-    return _cumulative_impl(x, axis=axis, reverse=bool(reverse), exclusive=bool(exclusive), product=product)
+    params = {"axis": axis, "reverse": bool(reverse), "exclusive": bool(exclusive)}
+    out = _cumulative_impl(x, **params, product=op == "cumulative_product")
+    return mark(out, x, op=op, **params) if traced(out, x) else out
 
 
 @functools.partial(jax.jit, static_argnames=("axis", "reverse", "exclusive", "product"))

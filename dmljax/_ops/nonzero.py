@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from dmljax._core.markers import mark, traced
 from dmljax._ops.indices import as_data, check_rank
 
 __all__ = ["nonzero_coordinates"]
@@ -51,7 +52,11 @@ def nonzero_coordinates(x: jax.typing.ArrayLike) -> tuple[jax.Array, jax.Array]:
     """
     x = as_data("nonzero_coordinates", "x", x)
     check_rank("nonzero_coordinates", "x", x.shape)
-    return _nonzero_impl(x)
+    count, coordinates = _nonzero_impl(x)
+    if not traced(count, x):
+        return count, coordinates
+    op = "nonzero_coordinates"  # marked so that an ONNX export refuses it by name
+    return mark(count, x, op=op, output="count"), mark(coordinates, x, op=op, output="coordinates")
 
 
 @jax.jit

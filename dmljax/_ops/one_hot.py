@@ -20,6 +20,7 @@ from jax import lax
 from dmljax._core.dtypes import x64_enabled
 from dmljax._core.errors import fail
 from dmljax._core.limits import MAX_DIMENSIONS, UINT32_MAX
+from dmljax._core.markers import mark, traced
 from dmljax._ops.index_checks import narrow_on_host
 from dmljax._ops.indices import IndexMode, as_data, as_indices, check_axis, normalize
 
@@ -86,7 +87,9 @@ def one_hot(
         if indices.dtype.itemsize == 8 and not x64_enabled():
             indices = narrow_on_host(indices, depth, IndexMode.FILL)
         indices = jnp.asarray(indices)
-    return _one_hot_impl(indices, values.reshape(2), depth=depth, axis=axis)
+    values = values.reshape(2)
+    out = _one_hot_impl(indices, values, depth=depth, axis=axis)
+    return mark(out, indices, values, op="one_hot", depth=depth, axis=axis) if traced(out, indices, values) else out
 
 
 def _check_depth(op: str, depth: Any, context: str) -> int:

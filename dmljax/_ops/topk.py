@@ -17,6 +17,7 @@ import numpy as np
 from jax import lax
 
 from dmljax._core.errors import fail
+from dmljax._core.markers import mark, traced
 from dmljax._ops.indices import as_data, check_axis, check_rank
 from dmljax._ops.order_keys import check_ordered, order_key
 
@@ -69,7 +70,11 @@ def top_k(x: jax.typing.ArrayLike, k: int, axis: int = -1, *, largest: bool = Tr
     k = _check_k(op, k, x.shape, axis)
     if not isinstance(largest, bool | np.bool_):
         raise fail(op, "largest", "be a bool", largest, f"x shape {x.shape}")
-    return _top_k_impl(x, k=k, axis=axis, largest=bool(largest))
+    params = {"k": k, "axis": axis, "largest": bool(largest)}
+    values, indices = _top_k_impl(x, **params)
+    if not traced(values, x):
+        return values, indices
+    return mark(values, x, op="top_k_values", **params), mark(indices, x, op="top_k_indices", **params)
 
 
 def _check_k(op: str, k: Any, shape: tuple[int, ...], axis: int) -> int:
