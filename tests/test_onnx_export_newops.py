@@ -91,9 +91,19 @@ def test_one_hot(index_dtype, values_dtype):
     values = np.array([7, 3], values_dtype)
     with jax.enable_x64(index_dtype == "int64"):
         for axis in (-1, 0, 1):
-            exported(lambda i, v, axis=axis: dmljax.one_hot(i, 4, values=v, axis=axis), indices, values, nodes=("Where",))
+            exported(
+                lambda i, v, axis=axis: dmljax.one_hot(i, 4, values=v, axis=axis), indices, values, nodes=("Where",)
+            )
 
 
 def test_nonzero_coordinates_is_refused_by_name():
     with pytest.raises(ValidationError, match=r"nonzero_coordinates: x must not reach an ONNX export: ONNX's NonZero"):
         dmljax.onnx.export(dmljax.nonzero_coordinates, np.ones((2, 3), np.float32))
+
+
+def test_cumulative_product_exports_as_the_in_order_loop():
+    x = (np.random.default_rng(4).standard_normal((3, 50)) + 1).astype(np.float32)
+    types = exported(lambda v: dmljax.cumulative_product(v, 1, exclusive=True), x, nodes=("Loop",))
+    assert "CumSum" not in types
+    with pytest.raises(ValidationError, match=r"cumulative_product: reverse must be False in an ONNX export"):
+        dmljax.onnx.export(lambda v: dmljax.cumulative_product(v, 1, reverse=True), x)

@@ -117,6 +117,9 @@ def check_marker(eqn: Any, opset: int | None = None) -> None:
     if op == "cumulative_sum" and np.dtype(eqn.invars[1].aval.dtype) not in _CUMSUM_TYPES:
         rule = "be float32, float64, int32 or int64 in an ONNX export (onnxruntime's CumSum kernels, in sequence)"
         raise fail(op, "x.dtype", rule, str(eqn.invars[1].aval.dtype))
+    if op == "cumulative_product" and params["reverse"]:
+        rule = "be False in an ONNX export (no CumProd node; jax2onnx exports the in-order scan forward only)"
+        raise fail(op, "reverse", rule, True)
     if op == "slice1":
         slice_bounds(params, tuple(eqn.invars[1].aval.shape))  # a symbolic window ONNX cannot express raises
     reduction = params.get("reduction", "none")
