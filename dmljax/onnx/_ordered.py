@@ -33,7 +33,7 @@ __all__ = ["lower_arg_reduce", "lower_cumulative_sum", "lower_one_hot", "lower_t
 
 _I64, _BOOL = np.dtype(np.int64), np.dtype(bool)
 # onnxruntime's TopK has no uint16/uint32 kernels; bool has no order kernel either.
-_ORDER_CARRIER = {
+_ORDER_CARRIER: dict[np.dtype, np.dtype] = {
     np.dtype(np.uint16): np.dtype(np.int32),
     np.dtype(np.uint32): np.dtype(np.int64),
     np.dtype(bool): np.dtype(np.uint8),
