@@ -107,3 +107,15 @@ def test_cumulative_product_exports_as_the_in_order_loop():
     assert "CumSum" not in types
     with pytest.raises(ValidationError, match=r"cumulative_product: reverse must be False in an ONNX export"):
         dmljax.onnx.export(lambda v: dmljax.cumulative_product(v, 1, reverse=True), x)
+
+
+def test_vmapped_operators_stay_one_node():
+    x = np.random.default_rng(5).standard_normal((2, 3, 5)).astype(np.float32)
+    assert exported(jax.vmap(lambda v: dmljax.top_k(v, 2)), x, nodes=("TopK",)).count("TopK") == 2
+    assert "Loop" not in exported(jax.vmap(lambda v: dmljax.cumulative_sum(v, 1)), x, nodes=("CumSum",))
+    assert "ArgMax" not in exported(jax.vmap(lambda v: dmljax.argmax(v, (0, 1))), x, nodes=("TopK",))
+    indices = np.array([[0, 1, -1], [2, -1, 9]], np.int32)
+    values = np.array([0.5, 2.0], np.float32)
+    exported(jax.vmap(lambda i: dmljax.one_hot(i, 4, values=values, axis=0)), indices, nodes=("Where",))
+    with pytest.raises(ValidationError, match=r"nonzero_coordinates: x must not reach an ONNX export"):
+        dmljax.onnx.export(jax.vmap(dmljax.nonzero_coordinates), x)
