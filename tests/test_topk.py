@@ -105,3 +105,10 @@ def test_jit_vmap_and_grad():
 def test_errors(call, error, pattern):
     with pytest.raises(error, match=pattern):
         call()
+
+
+def test_bool_input_orders_false_below_true():
+    x = np.array([False, True, False, True])
+    v, i = dmljax.top_k(x, 3)
+    np.testing.assert_array_equal(i, [1, 3, 0])
+    assert v.dtype == np.bool_ and dmljax.argmin(x, 0, select_last_index=True) == 2
