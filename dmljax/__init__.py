@@ -17,7 +17,7 @@ from dmljax._descriptors.gather import GatherOperatorDesc as GatherOperatorDesc
 from dmljax._descriptors.gather_elements import GatherElementsOperatorDesc as GatherElementsOperatorDesc
 from dmljax._descriptors.nd import GatherNDOperatorDesc as GatherNDOperatorDesc
 from dmljax._descriptors.nd import ScatterNDOperatorDesc as ScatterNDOperatorDesc
-from dmljax._descriptors.one_hot import NonzeroCoordinatesOperatorDesc as NonzeroCoordinatesOperatorDesc
+from dmljax._descriptors.nonzero import NonzeroCoordinatesOperatorDesc as NonzeroCoordinatesOperatorDesc
 from dmljax._descriptors.one_hot import OneHotOperatorDesc as OneHotOperatorDesc
 from dmljax._descriptors.random_generator import RandomGeneratorOperatorDesc as RandomGeneratorOperatorDesc
 from dmljax._descriptors.random_generator import RandomGeneratorType as RandomGeneratorType

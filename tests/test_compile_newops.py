@@ -286,7 +286,7 @@ def _build(cls, n, types):
 NEW_TABLES = {
     o.desc: o.support
     for o in __import__("dmljax._descriptors.registry", fromlist=["registered"]).registered()
-    if o.desc.__module__.split(".")[-1] in ("cumulative", "topk", "one_hot")
+    if o.desc.__module__.split(".")[-1] in ("cumulative", "topk", "one_hot", "nonzero")
 }
 NEW_ROWS = [(cls, i) for cls, table in NEW_TABLES.items() for i in range(len(table))]
 
@@ -297,6 +297,7 @@ def test_every_row_valid_at_its_level_and_refused_before(cls, i):
     first = {member: types[0] for member, types in row.types}
     for n in range(row.dims[0], row.dims[1] + 1):
         validate_operator_desc(_build(cls, n, first), row.level)
+
     def with_type(member, dtype, row=row):  # members with the same type list share one type (data in and out)
         types = dict(row.types)[member]
         return {**first, **{m: dtype for m, ts in row.types if ts == types}}
