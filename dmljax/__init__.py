@@ -9,22 +9,36 @@ from dmljax._core.config import config as config
 from dmljax._core.dtypes import DataType as DataType
 from dmljax._core.errors import ValidationError as ValidationError
 from dmljax._core.version import __version__ as __version__
+from dmljax._descriptors.axis_direction import AxisDirection as AxisDirection
 from dmljax._descriptors.compile import compile_operator as compile_operator
+from dmljax._descriptors.cumulative import CumulativeProductOperatorDesc as CumulativeProductOperatorDesc
+from dmljax._descriptors.cumulative import CumulativeSummationOperatorDesc as CumulativeSummationOperatorDesc
 from dmljax._descriptors.feature_levels import FeatureLevel as FeatureLevel
 from dmljax._descriptors.gather import GatherOperatorDesc as GatherOperatorDesc
 from dmljax._descriptors.gather_elements import GatherElementsOperatorDesc as GatherElementsOperatorDesc
 from dmljax._descriptors.nd import GatherNDOperatorDesc as GatherNDOperatorDesc
 from dmljax._descriptors.nd import ScatterNDOperatorDesc as ScatterNDOperatorDesc
+from dmljax._descriptors.nonzero import NonzeroCoordinatesOperatorDesc as NonzeroCoordinatesOperatorDesc
+from dmljax._descriptors.one_hot import OneHotOperatorDesc as OneHotOperatorDesc
 from dmljax._descriptors.random_generator import RandomGeneratorOperatorDesc as RandomGeneratorOperatorDesc
 from dmljax._descriptors.random_generator import RandomGeneratorType as RandomGeneratorType
 from dmljax._descriptors.scatter import ScatterElementsOperatorDesc as ScatterElementsOperatorDesc
 from dmljax._descriptors.scatter import ScatterOperatorDesc as ScatterOperatorDesc
 from dmljax._descriptors.slice1 import Slice1OperatorDesc as Slice1OperatorDesc
+from dmljax._descriptors.topk import ArgMaxOperatorDesc as ArgMaxOperatorDesc
+from dmljax._descriptors.topk import ArgMinOperatorDesc as ArgMinOperatorDesc
+from dmljax._descriptors.topk import TopKOperatorDesc as TopKOperatorDesc
+from dmljax._ops.arg_reduce import argmax as argmax
+from dmljax._ops.arg_reduce import argmin as argmin
+from dmljax._ops.cumulative import cumulative_product as cumulative_product
+from dmljax._ops.cumulative import cumulative_sum as cumulative_sum
 from dmljax._ops.gather import gather as gather
 from dmljax._ops.gather import gather_elements as gather_elements
 from dmljax._ops.indices import IndexMode as IndexMode
 from dmljax._ops.nd import gather_nd as gather_nd
 from dmljax._ops.nd import scatter_nd as scatter_nd
+from dmljax._ops.nonzero import nonzero_coordinates as nonzero_coordinates
+from dmljax._ops.one_hot import one_hot as one_hot
 from dmljax._ops.scatter import scatter as scatter
 from dmljax._ops.scatter import scatter_elements as scatter_elements
 from dmljax._ops.segment import segment_max as segment_max
@@ -33,6 +47,7 @@ from dmljax._ops.segment import segment_min as segment_min
 from dmljax._ops.segment import segment_prod as segment_prod
 from dmljax._ops.segment import segment_sum as segment_sum
 from dmljax._ops.slice1 import slice1 as slice1
+from dmljax._ops.topk import top_k as top_k
 from dmljax._random.distributions import bernoulli as bernoulli
 from dmljax._random.distributions import normal as normal
 from dmljax._random.distributions import randint as randint
@@ -48,12 +63,19 @@ from dmljax._random.prng_impl import prng_impl as prng_impl
 from dmljax._random.tf_seed import state_from_tf_seed as state_from_tf_seed
 
 __all__ = [
+    "ArgMaxOperatorDesc",
+    "ArgMinOperatorDesc",
+    "AxisDirection",
+    "CumulativeProductOperatorDesc",
+    "CumulativeSummationOperatorDesc",
     "DataType",
     "FeatureLevel",
     "GatherElementsOperatorDesc",
     "GatherNDOperatorDesc",
     "GatherOperatorDesc",
     "IndexMode",
+    "NonzeroCoordinatesOperatorDesc",
+    "OneHotOperatorDesc",
     "RandomGeneratorOperatorDesc",
     "RandomGeneratorType",
     "ScatterElementsOperatorDesc",
@@ -61,19 +83,26 @@ __all__ = [
     "ScatterOperatorDesc",
     "Slice1OperatorDesc",
     "TensorDesc",
+    "TopKOperatorDesc",
     "ValidationError",
     "advance",
+    "argmax",
+    "argmin",
     "bernoulli",
     "calc_buffer_tensor_size",
     "compile_operator",
     "config",
+    "cumulative_product",
+    "cumulative_sum",
     "dropout",
     "fold_in",
     "gather",
     "gather_elements",
     "gather_nd",
     "make_state",
+    "nonzero_coordinates",
     "normal",
+    "one_hot",
     "packed_strides",
     "philox4x32_10",
     "prng_impl",
@@ -91,6 +120,7 @@ __all__ = [
     "slice1",
     "split",
     "state_from_tf_seed",
+    "top_k",
     "uniform",
     "write_tensor",
 ]

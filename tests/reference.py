@@ -364,3 +364,116 @@ def segment(name: str, data: np.ndarray, segment_ids: np.ndarray, num_segments: 
             for s in np.ndindex(*data.shape[1:]):
                 out[(t,) + s] = out[(t,) + s] / data.dtype.type(max(count[t], 1))
     return out
+
+
+# --------------------------------------------------------------------------------------
+# Cumulative sum/product, top-k, arg-max/min, one-hot, non-zero coordinates: DirectML's pages
+# https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_cumulative_summation_operator_desc
+# (likewise ..._cumulative_product_..., ..._top_k1_..., ..._argmax_..., ..._argmin_...,
+# ..._one_hot_..., ..._nonzero_coordinates_operator_desc) and ONNX's CumSum, TopK,
+# ArgMax/ArgMin, OneHot, NonZero.
+# --------------------------------------------------------------------------------------
+
+
+def cumulative(x: np.ndarray, axis: int, reverse=False, exclusive=False, product=False) -> np.ndarray:
+    """The running tally, one element after the other, rounded to ``x``'s type at every step."""
+    out = np.empty_like(x)
+    n = x.shape[axis]
+    order = range(n - 1, -1, -1) if reverse else range(n)
+    identity = x.dtype.type(1 if product else 0)
+    with np.errstate(over="ignore"):
+        for p in np.ndindex(*(x.shape[:axis] + x.shape[axis + 1 :])):
+            tally = None
+            for i in order:
+                c = p[:axis] + (i,) + p[axis:]
+                if exclusive:
+                    out[c] = identity if tally is None else tally
+                if tally is None:
+                    tally = x[c]
+                else:
+                    tally = x.dtype.type(tally * x[c] if product else tally + x[c])
+                if not exclusive:
+                    out[c] = tally
+    return out
+
+
+def order_key(value) -> tuple:
+    """The order of top-k and arg-max/min: numbers by value (-0 equals +0), NaN above every number."""
+    if np.asarray(value).dtype.kind in "iub":
+        return (0, int(value))
+    v = float(value)  # floats, bfloat16 included
+    return (1, 0.0) if v != v else (0, v)
+
+
+def top_k(x: np.ndarray, k: int, axis: int, largest=True) -> tuple[np.ndarray, np.ndarray]:
+    """Sort each sequence by value (largest or smallest first), ties by ascending index; keep k."""
+    n = x.shape[axis]
+    shape = x.shape[:axis] + (k,) + x.shape[axis + 1 :]
+    values, indices = np.empty(shape, x.dtype), np.empty(shape, np.int64)
+    for p in np.ndindex(*(x.shape[:axis] + x.shape[axis + 1 :])):
+        seq = [x[p[:axis] + (i,) + p[axis:]] for i in range(n)]
+
+        def rank(i, seq=seq):
+            flag, v = order_key(seq[i])
+            return ((-flag, -v) if largest else (flag, v)), i
+
+        for j, i in enumerate(sorted(range(n), key=rank)[:k]):
+            values[p[:axis] + (j,) + p[axis:]] = seq[i]
+            indices[p[:axis] + (j,) + p[axis:]] = i
+    return values, indices
+
+
+def arg_reduce(x: np.ndarray, axes, keepdims=False, select_last_index=False, largest=True) -> np.ndarray:
+    """ArgMax (``largest``) / ArgMin: the row-major index, within the reduced axes, of the winner.
+
+    The winner is the first (or, with ``select_last_index``, the last) element of the
+    greatest (least) `order_key`.
+    """
+    axes = sorted(a % x.ndim for a in axes)
+    kept = [d for d in range(x.ndim) if d not in axes]
+    reduced = [x.shape[a] for a in axes]
+    out = np.empty([x.shape[d] for d in kept], np.int64)
+    for p in np.ndindex(*out.shape):
+        best, where = None, 0
+        for flat, r in enumerate(np.ndindex(*reduced)):
+            c = [0] * x.ndim
+            for d, v in zip(kept, p, strict=True):
+                c[d] = v
+            for d, v in zip(axes, r, strict=True):
+                c[d] = v
+            key = order_key(x[tuple(c)])
+            if best is None:
+                best, where = key, flat
+                continue
+            better = key > best if largest else key < best
+            if better or (select_last_index and key == best):
+                best, where = key, flat
+        out[p] = where
+    if keepdims:
+        out = np.expand_dims(out, tuple(axes))
+    return out
+
+
+def one_hot(indices: np.ndarray, depth: int, off, on, axis: int = -1, dtype=None) -> np.ndarray:
+    """ONNX OneHot: a new axis of ``depth``; ``on`` where the (negative: from the end) index is."""
+    rank = indices.ndim + 1
+    axis %= rank
+    shape = indices.shape[:axis] + (depth,) + indices.shape[axis:]
+    out = np.empty(shape, dtype if dtype is not None else np.asarray(off).dtype)
+    for c in np.ndindex(*shape):
+        index = int(indices[c[:axis] + c[axis + 1 :]])
+        if index < 0:
+            index += depth
+        out[c] = on if index == c[axis] else off
+    return out
+
+
+def nonzero_coordinates(x: np.ndarray) -> tuple[int, np.ndarray]:
+    """Count and row-major coordinates of the non-zero elements; rows past the count hold 0."""
+    coordinates = np.zeros((x.size, x.ndim), np.int64)
+    count = 0
+    for c in np.ndindex(*x.shape):
+        if x[c] != 0:
+            coordinates[count] = c
+            count += 1
+    return count, coordinates

@@ -22,7 +22,7 @@ from dmljax._buffers.tensor_desc import TensorDesc
 from dmljax._core.errors import fail
 from dmljax._descriptors.feature_levels import FeatureLevel, as_feature_level
 from dmljax._descriptors.registry import Operator
-from dmljax._descriptors.validate import validate_operator_desc
+from dmljax._descriptors.validate import tensors_of, validate_operator_desc
 
 __all__ = ["compile_operator"]
 
@@ -56,8 +56,11 @@ def compile_operator(desc: Any, feature_level: Any = FeatureLevel.LATEST) -> Cal
 
     Args:
       desc: a `ScatterOperatorDesc`, `GatherOperatorDesc`, `GatherElementsOperatorDesc`,
-        `GatherNDOperatorDesc`, `ScatterNDOperatorDesc`, `Slice1OperatorDesc` or
-        `RandomGeneratorOperatorDesc`.
+        `GatherNDOperatorDesc`, `ScatterNDOperatorDesc`, `Slice1OperatorDesc`,
+        `RandomGeneratorOperatorDesc`, `CumulativeSummationOperatorDesc`,
+        `CumulativeProductOperatorDesc`, `TopKOperatorDesc` (returns ``(values, indices)``),
+        `ArgMaxOperatorDesc`, `ArgMinOperatorDesc`, `OneHotOperatorDesc` or
+        `NonzeroCoordinatesOperatorDesc` (returns ``(count, coordinates)``).
       feature_level: a `FeatureLevel`, DirectML's integer value or a string like ``"3.0"``.
 
     Returns:
@@ -132,7 +135,7 @@ def _run(operator: Operator, desc: Any, buffers: tuple[Any, ...]) -> Any:
         raise TypeError(f"{type(desc).__name__}: takes {len(inputs)} buffers ({names}); got {len(buffers)}.")
     arrays = [_read(desc, member, buffer) for member, buffer in zip(inputs, buffers, strict=True)]
     results = operator.apply(desc, *arrays)
-    outputs = [m for m in ("output_tensor", "output_state_tensor") if getattr(desc, m, None) is not None]
+    outputs = [m for m in tensors_of(desc) if m.startswith("output_")]  # the struct's order
     written = tuple(_write(getattr(desc, m), value) for m, value in zip(outputs, results, strict=False))
     return written[0] if len(written) == 1 else written
 

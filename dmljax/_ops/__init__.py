@@ -9,3 +9,4 @@ markers' `jax.vmap` rules (`marker_rules`). Imports only `dmljax._core`.
 """
 
 from dmljax._ops import marker_rules as marker_rules  # noqa: E402  (registers the markers' vmap rules)
+from dmljax._ops import order_marker_rules as order_marker_rules  # noqa: E402  (their rules for the order operators)

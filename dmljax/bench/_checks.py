@@ -155,6 +155,17 @@ def check_slice1() -> str:
     return "DML_SLICE1 examples; negative strides equal NumPy slicing"
 
 
+def check_cumulative() -> str:
+    """cumulative_sum equals NumPy's sequential cumsum bit for bit (jnp.cumsum does not); top_k's ties and NaN."""
+    row = (np.random.default_rng(0).standard_normal((4, 257)) * 100).astype(np.float32)
+    if not np.array_equal(np.asarray(dmljax.cumulative_sum(row, 1)), np.cumsum(row, axis=1)):
+        raise AssertionError("cumulative_sum differs from NumPy's sequential cumsum")
+    values, indices = dmljax.top_k(np.array([1.0, np.nan, 3.0, 3.0, -0.0, 0.0], np.float32), 6)
+    if np.asarray(indices).tolist() != [1, 2, 3, 0, 4, 5]:
+        raise AssertionError(f"top_k order {np.asarray(indices).tolist()}, expected NaN first, ties by index")
+    return "cumulative_sum = NumPy's sequential cumsum bit for bit; top_k ties by index, NaN first"
+
+
 # Random123 kat_vectors: philox4x32_10 with counter 0 and key 0.
 _KAT_ZERO = [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8]
 
@@ -233,6 +244,7 @@ CHECKS: list[tuple[str, Callable[[], str]]] = [
     ("gather_nd", check_gather_nd),
     ("scatter_nd", check_scatter_nd),
     ("slice1", check_slice1),
+    ("cumulative", check_cumulative),
     ("random_generator", check_random_generator),
     ("distributions", check_distributions),
     ("compile_operator", check_compile_operator),

@@ -51,6 +51,7 @@ GROUPS = {
     "gather_nd": "dmljax.bench.nd",
     "scatter_nd": "dmljax.bench.nd",
     "scatter_reduction": "dmljax.bench.nd",
+    "cumulative": "dmljax.bench.cumulative",
     "random": "dmljax.bench.random",
     "prng": "dmljax.bench.prng",
     "keys": "dmljax.bench.keys",

@@ -19,6 +19,13 @@ from dmljax.onnx._emit import Emitter
 from dmljax.onnx._indexing import lower_gather, lower_gather_elements, lower_scatter
 from dmljax.onnx._layouts import lower_read_tensor, lower_slice1, lower_write_tensor
 from dmljax.onnx._nd import lower_gather_nd, lower_scatter_nd
+from dmljax.onnx._ordered import (
+    lower_arg_reduce,
+    lower_cumulative_sum,
+    lower_one_hot,
+    lower_top_k_indices,
+    lower_top_k_values,
+)
 from dmljax.onnx._primitives import EXPORT_PRIMITIVES
 from dmljax.onnx._rewrite import check_marker
 
@@ -31,6 +38,11 @@ _LOWERINGS = {
     "gather_nd": lower_gather_nd,
     "scatter_nd": lower_scatter_nd,
     "slice1": lower_slice1,
+    "cumulative_sum": lower_cumulative_sum,
+    "top_k_values": lower_top_k_values,
+    "top_k_indices": lower_top_k_indices,
+    "arg_reduce": lower_arg_reduce,
+    "one_hot": lower_one_hot,
     "read_tensor": lower_read_tensor,
     "write_tensor": lower_write_tensor,
 }
@@ -79,6 +91,11 @@ PLUGINS = (
     _plugin(_P["gather_nd"], lower_gather_nd, "gather_nd", ("GatherND", "Max", "Min", "Where")),
     _plugin(_P["scatter_nd"], lower_scatter_nd, "scatter_nd", ("ScatterND", "Max", "Min", "Pad", "Slice")),
     _plugin(_P["slice1"], lower_slice1, "slice1", ("Slice",)),
+    _plugin(_P["cumulative_sum"], lower_cumulative_sum, "cumulative_sum", ("CumSum",)),
+    _plugin(_P["top_k_values"], lower_top_k_values, "top_k_values", ("TopK",)),
+    _plugin(_P["top_k_indices"], lower_top_k_indices, "top_k_indices", ("TopK", "Cast")),
+    _plugin(_P["arg_reduce"], lower_arg_reduce, "arg_reduce", ("TopK", "Transpose", "Reshape", "Slice")),
+    _plugin(_P["one_hot"], lower_one_hot, "one_hot", ("Equal", "Where")),
     _plugin(_P["read_tensor"], lower_read_tensor, "read_tensor", ("Reshape", "Transpose", "Slice", "Pad", "Expand")),
     _plugin(_P["write_tensor"], lower_write_tensor, "write_tensor", ("Reshape", "Transpose", "Concat", "Slice")),
     _plugin(MARK_P, _lower_mark, "mark", ("Identity",)),

@@ -56,6 +56,27 @@ EXPORT_PRIMITIVES: dict[str, jax.extend.core.Primitive] = {
     "scatter_nd": _primitive(
         "scatter_nd", lambda input, indices, updates, *, mode, reduction: _shaped(input.shape, input.dtype)
     ),
+    "cumulative_sum": _primitive("cumulative_sum", lambda x, **p: _shaped(x.shape, x.dtype)),
+    "top_k_values": _primitive(
+        "top_k_values",
+        lambda x, *, k, axis, largest: _shaped(x.shape[:axis] + (k,) + x.shape[axis + 1 :], x.dtype),
+    ),
+    "top_k_indices": _primitive(
+        "top_k_indices",
+        lambda x, *, k, axis, largest: _shaped(x.shape[:axis] + (k,) + x.shape[axis + 1 :], np.int32),
+    ),
+    "arg_reduce": _primitive(
+        "arg_reduce",
+        lambda x, *, axes, keepdims, last, largest: _shaped(
+            tuple(1 if d in axes else n for d, n in enumerate(x.shape) if keepdims or d not in axes), np.int32
+        ),
+    ),
+    "one_hot": _primitive(
+        "one_hot",
+        lambda indices, values, *, depth, axis: _shaped(
+            indices.shape[:axis] + (depth,) + indices.shape[axis:], values.dtype
+        ),
+    ),
     "slice1": _primitive("slice1", lambda x, **window: _shaped(window["output_sizes"], x.dtype)),
     "read_tensor": _primitive("read_tensor", lambda buffer, *, desc: _shaped(desc.sizes, np.dtype(desc.dtype.dtype))),
     "write_tensor": _primitive("write_tensor", lambda buffer, value, *, desc: _shaped(buffer.shape, buffer.dtype)),

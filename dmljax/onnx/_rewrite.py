@@ -52,6 +52,8 @@ _RANDOM_RULE = (
     "stream; generate the values in JAX and pass them to the model as an input"
 )
 _CALLS = {"jit", "pjit", "closed_call", "core_call", "custom_jvp_call", "custom_vjp_call", "checkpoint", "remat"}
+# The types of onnxruntime's CPU CumSum checked to add in sequence, bit for bit (tests/test_onnx_export_newops.py).
+_CUMSUM_TYPES = {np.dtype(t) for t in ("float32", "float64", "int32", "int64")}
 _INDEXED = {"gather", "gather_elements", "scatter", "gather_nd", "scatter_nd"}
 
 
@@ -106,6 +108,18 @@ def check_marker(eqn: Any, opset: int | None = None) -> None:
             raise fail(
                 op, f"data.shape[{params['axis']}]", rule, str(data.shape[params["axis"]]), f"shape {data.shape}"
             )
+    if op == "nonzero_coordinates":
+        rule = (
+            "not reach an ONNX export: ONNX's NonZero returns a shape that depends on the data, "
+            "dmljax's static (x.size, x.ndim) table with a count has no ONNX node"
+        )
+        raise fail(op, "x", rule, eqn.invars[1].aval.str_short())
+    if op == "cumulative_sum" and np.dtype(eqn.invars[1].aval.dtype) not in _CUMSUM_TYPES:
+        rule = "be float32, float64, int32 or int64 in an ONNX export (onnxruntime's CumSum kernels, in sequence)"
+        raise fail(op, "x.dtype", rule, str(eqn.invars[1].aval.dtype))
+    if op == "cumulative_product" and params["reverse"]:
+        rule = "be False in an ONNX export (no CumProd node; jax2onnx exports the in-order scan forward only)"
+        raise fail(op, "reverse", rule, True)
     if op == "slice1":
         slice_bounds(params, tuple(eqn.invars[1].aval.shape))  # a symbolic window ONNX cannot express raises
     reduction = params.get("reduction", "none")
