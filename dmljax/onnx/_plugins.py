@@ -75,11 +75,11 @@ _P = EXPORT_PRIMITIVES
 PLUGINS = (
     _plugin(_P["gather"], lower_gather, "gather", ("Gather", "Clip", "Where")),
     _plugin(_P["gather_elements"], lower_gather_elements, "gather_elements", ("GatherElements", "Clip", "Where")),
-    _plugin(_P["scatter"], lower_scatter, "scatter", ("ScatterElements", "Clip", "Pad", "Slice")),
+    _plugin(_P["scatter"], lower_scatter, "scatter", ("ScatterElements", "Clip", "Concat", "Slice")),
     _plugin(_P["gather_nd"], lower_gather_nd, "gather_nd", ("GatherND", "Max", "Min", "Where")),
-    _plugin(_P["scatter_nd"], lower_scatter_nd, "scatter_nd", ("ScatterND", "Max", "Min", "Pad", "Slice")),
+    _plugin(_P["scatter_nd"], lower_scatter_nd, "scatter_nd", ("ScatterND", "Max", "Min", "Concat", "Slice")),
     _plugin(_P["slice1"], lower_slice1, "slice1", ("Slice",)),
-    _plugin(_P["read_tensor"], lower_read_tensor, "read_tensor", ("Reshape", "Transpose", "Slice", "Pad", "Expand")),
+    _plugin(_P["read_tensor"], lower_read_tensor, "read_tensor", ("Reshape", "Transpose", "Slice", "Concat", "Expand")),
     _plugin(_P["write_tensor"], lower_write_tensor, "write_tensor", ("Reshape", "Transpose", "Concat", "Slice")),
     _plugin(MARK_P, _lower_mark, "mark", ("Identity",)),
 )
