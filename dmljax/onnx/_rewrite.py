@@ -7,8 +7,9 @@
 * each operator marker (`dmljax._core.markers`) becomes the operator's export-only
   primitive (`dmljax.onnx._primitives`) applied to the operator's inputs only, so the
   implementation that computed the marked value is dead and removed (DCE);
-* the random operators, ``jax.random`` on `dmljax.prng_impl` keys, ``mode="checked"`` and
-  complex data are refused with a `dmljax.ValidationError` naming the operator;
+* the random operators, ``jax.random`` on `dmljax.prng_impl` keys, draws, splits and
+  fold-ins of every other key (threefry's included), ``mode="checked"`` and complex data
+  are refused with a `dmljax.ValidationError` naming the operator;
 * ``scan``, ``while`` and ``cond`` are traced again (`jax.lax.scan`, `jax.lax.while_loop`,
   `jax.lax.cond`; a ``switch`` as nested two-way conds, since jax2onnx lowers two
   branches only) with bodies this interpreter evaluates, so their markers become
@@ -51,6 +52,14 @@ _RANDOM_RULE = (
     "and their bits are implementation-defined, so the deployed model could not reproduce dmljax's "
     "stream; generate the values in JAX and pass them to the model as an input"
 )
+# jax.random primitives that compute with a key's implementation (a hash of its words).
+_DRAWS = ("random_bits", "random_split", "random_fold_in", "threefry2x32")
+_DRAW_RULE = (
+    "not reach an ONNX export: ONNX has no counter-based generator (jax2onnx lowers the draw to "
+    "RandomUniform, whose bits are implementation-defined, or to a BitCast onnxruntime lacks), so the "
+    "deployed model could not reproduce JAX's stream; draw the values in JAX and pass them to the model "
+    "as an input"
+)
 _CALLS = {"jit", "pjit", "closed_call", "core_call", "custom_jvp_call", "custom_vjp_call", "checkpoint", "remat"}
 _INDEXED = {"gather", "gather_elements", "scatter", "gather_nd", "scatter_nd"}
 
@@ -78,12 +87,14 @@ def primitive_names(jaxpr: Any) -> set[str]:
     return {eqn.primitive.name for eqn in _eqns(jaxpr)}
 
 
-def _key_impl(eqn: Any) -> str | None:
-    """The PRNG implementation of a key the equation reads or writes, or None."""
+def _key_impl(eqn: Any, full: bool = False) -> str | None:
+    """The PRNG implementation of a key the equation reads or writes (its tag, or with ``full``
+    its full name, e.g. ``threefry2x32``), or None."""
     for var in (*eqn.invars, *eqn.outvars):
         dtype = getattr(getattr(var, "aval", None), "dtype", None)
         if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
-            return str(dtype._impl)  # PRNGImpl.__str__: the name it was registered under
+            impl = dtype._impl
+            return str(getattr(impl, "name", impl)) if full else str(impl)  # __str__: the tag it was registered under
     return None
 
 
@@ -120,9 +131,13 @@ def check_exportable(jaxpr: Any, *, random_impls: tuple[str, ...], opset: int) -
     for eqn in _eqns(jaxpr):
         if eqn.primitive is MARK_P:
             check_marker(eqn, opset)
-        impl = _key_impl(eqn) if eqn.primitive.name.startswith("random_") else None
+        name = eqn.primitive.name
+        impl = _key_impl(eqn) if name.startswith("random_") else None
         if impl in random_impls:
-            raise fail(f"jax.random ({eqn.primitive.name})", f"a key of impl {impl!r}", _RANDOM_RULE, impl)
+            raise fail(f"jax.random ({name})", f"a key of impl {impl!r}", _RANDOM_RULE, impl)
+        if name in _DRAWS:  # any other implementation (threefry2x32, rbg...): no ONNX equivalent either
+            impl = _key_impl(eqn, full=True) or "threefry2x32"
+            raise fail(f"jax.random ({name})", f"a key of impl {impl!r}", _DRAW_RULE, impl)
         for var in (*eqn.invars, *eqn.outvars):
             dtype = getattr(getattr(var, "aval", None), "dtype", None)
             if dtype is not None and not jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
