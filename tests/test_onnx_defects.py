@@ -177,6 +177,18 @@ def test_gradient_of_the_mul_reduction_exports(argnums):
     check_gradient_exact(nd, data, tuples, rows, argnums=argnums)
 
 
+def test_interior_padding_and_unsigned_sorts_export():
+    """The mul reduction's gradient needs both: lax.pad with interior padding (an associative
+    scan) and a sort of unsigned targets (onnxruntime's TopK has no unsigned kernel)."""
+    x = np.arange(1, 13, dtype=F32).reshape(3, 4)
+    check_export(lambda a: jax.lax.pad(a, F32(-1), [(1, -1, 2), (0, 2, 1)]), x)
+    check_export(lambda a: jax.lax.pad(a, F32(-1), [(-2, 0, 1), (0, 0, 0)]), x)
+    big = np.array([3, 2**31 + 1, 0, 2**32 - 1, 2**31, 7], np.uint32)
+    for k in (0, 1):
+        check_export(lambda a, b, k=k: jax.lax.sort((a, b), num_keys=1)[k], big, np.arange(6, dtype=np.int32))
+    check_export(lambda a: jnp.sort(a), np.array([200, 3, 128, 127, 0], np.uint8))
+
+
 @pytest.mark.parametrize("k", [1, 2])
 def test_gradient_of_gather_nd_with_batch_dims_exports(k):
     rng = np.random.default_rng(65)

@@ -32,6 +32,7 @@ from typing import Any
 
 import jax
 import jax.extend.core
+import jax.numpy as jnp
 import numpy as np
 from jax import lax
 from jax._src.interpreters import partial_eval as pe
@@ -163,12 +164,23 @@ def _scan(invals: list[Any], *, jaxpr: Any, num_consts: int, num_carry: int, **p
 
 
 def _while(invals: list[Any], *, cond_jaxpr: Any, cond_nconsts: int, body_jaxpr: Any, body_nconsts: int) -> list[Any]:
+    """A ``while``, with a batched predicate (`jax.vmap` of a loop whose condition depends on
+    the batch) as XLA runs it: until every member is done, a finished member's carry kept."""
     cond_consts, body_consts = invals[:cond_nconsts], invals[cond_nconsts : cond_nconsts + body_nconsts]
-    return jax.lax.while_loop(
-        lambda c: _eval_closed(cond_jaxpr, [*cond_consts, *c])[0],
-        lambda c: _eval_closed(body_jaxpr, [*body_consts, *c]),
-        invals[cond_nconsts + body_nconsts :],
-    )
+    batched = bool(cond_jaxpr.out_avals[0].shape)
+
+    def cond(c: list[Any]) -> Any:
+        pred = _eval_closed(cond_jaxpr, [*cond_consts, *c])[0]
+        return jnp.any(pred) if batched else pred
+
+    def body(c: list[Any]) -> list[Any]:
+        new = _eval_closed(body_jaxpr, [*body_consts, *c])
+        if not batched:
+            return new
+        pred = _eval_closed(cond_jaxpr, [*cond_consts, *c])[0]  # a prefix of every carry's shape
+        return [lax.select(lax.broadcast_in_dim(pred, jnp.shape(x), range(pred.ndim)), n, x) for n, x in zip(new, c, strict=True)]
+
+    return jax.lax.while_loop(cond, body, invals[cond_nconsts + body_nconsts :])
 
 
 def _cond(invals: list[Any], *, branches: tuple[Any, ...], **_: Any) -> list[Any]:
@@ -212,6 +224,45 @@ def _clip_scatter(eqn: Any, invals: list[Any]) -> tuple[list[Any], dict[str, Any
     return [operand, clamped, *invals[2:]], params
 
 
+def _interior_pad(x: Any, value: Any, padding_config: tuple[tuple[int, int, int], ...]) -> Any:
+    """``lax.pad`` with interior padding as ONNX can run it (jax2onnx's Pad has no interior):
+    each element followed by ``interior`` copies of ``value`` (Concat, Reshape), the last
+    ones sliced off, then the edges as a plain pad. Used by `lax.associative_scan` (the
+    ``"mul"`` reduction's gradient)."""
+    for axis, (_, _, interior) in enumerate(padding_config):
+        n = x.shape[axis]
+        if interior == 0 or n == 0:
+            continue
+        shape = x.shape[: axis + 1] + (interior,) + x.shape[axis + 1 :]
+        fill = lax.broadcast_in_dim(value, shape, ())
+        spread = lax.concatenate([lax.expand_dims(x, (axis + 1,)), fill], axis + 1)
+        spread = spread.reshape(x.shape[:axis] + (n * (1 + interior),) + x.shape[axis + 1 :])
+        x = lax.slice_in_dim(spread, 0, n + (n - 1) * interior, axis=axis)
+    return lax.pad(x, value, [(low, high, 0) for low, high, _ in padding_config])
+
+
+def _signed_sort(invals: list[Any], params: dict[str, Any]) -> list[Any]:
+    """``lax.sort`` with unsigned operands sorted as signed ones of the same order (onnxruntime's
+    TopK, jax2onnx's sort, has no unsigned kernels): the top bit flipped, then a wrapping cast
+    to the signed type of the same width (``u - 2**(w-1)``), and back after."""
+
+    def top(dtype: np.dtype) -> np.ndarray:
+        return np.array(1 << (8 * dtype.itemsize - 1), dtype)
+
+    def there(x: Any) -> Any:
+        dtype = np.dtype(x.dtype)
+        if dtype.kind != "u":
+            return x
+        return lax.convert_element_type(lax.bitwise_xor(x, top(dtype)), np.dtype(f"int{8 * dtype.itemsize}"))
+
+    def back(y: Any, x: Any) -> Any:
+        dtype = np.dtype(x.dtype)
+        return y if dtype.kind != "u" else lax.bitwise_xor(lax.convert_element_type(y, dtype), top(dtype))
+
+    outs = lax.sort_p.bind(*map(there, invals), **params)
+    return [back(y, x) for y, x in zip(outs, invals, strict=True)]
+
+
 # The opset of the export in progress (read by `_bind`; `rewrite` sets it).
 _OPSET: contextvars.ContextVar[int] = contextvars.ContextVar("opset")
 _SCATTERS = {"scatter", "scatter-add", "scatter-sub", "scatter-mul", "scatter-min", "scatter-max"}
@@ -233,12 +284,16 @@ def _bind(eqn: Any, invals: list[Any]) -> list[Any]:
     """``eqn``'s primitive bound again (an elementwise lax gather/scatter as GatherElements/ScatterElements)."""
     params, name = eqn.primitive.get_bind_params(eqn.params), eqn.primitive.name
     out = None
-    if name == "gather":
+    if name == "pad" and any(interior for _, _, interior in params["padding_config"]):
+        out = _interior_pad(*invals, params["padding_config"])
+    elif name == "gather":
         out = elementwise_gather(invals, params)
     elif name in _SCATTERS:
         out = elementwise_scatter(name, invals, params, _OPSET.get())
         if out is None and params.get("mode") == lax.GatherScatterMode.CLIP:
             invals, params = _clip_scatter(eqn, invals)
+    if name == "sort" and any(np.dtype(x.dtype).kind == "u" for x in invals):
+        return _signed_sort(invals, params)
     if out is not None:
         return [out]
     with eqn.ctx.manager, _folding(eqn, invals):
