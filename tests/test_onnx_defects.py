@@ -197,6 +197,16 @@ def test_gradient_of_gather_nd_with_batch_dims_exports(k):
     check_gradient_exact(lambda d, i: (dmljax.gather_nd(d, i, batch_dims=1) ** 2).sum(), data, indices)
 
 
+def test_lax_gathers_and_scatters_with_batching_dimensions_export():
+    """jax.vmap of jnp indexing: batching dimensions, which jax2onnx cannot lower, become index columns."""
+    rng = np.random.default_rng(67)
+    data, picks, rows = table(rng, 2, 5, 3), np.array([[4, 0, 4], [1, 2, -1]], np.int32), table(rng, 2, 3, 3)
+    check_export(jax.vmap(lambda d, i: jnp.take(d, i, axis=0, mode="clip")), data, picks)
+    check_export(lambda d, i: jnp.take(d, i, axis=1, mode="clip"), data, picks)  # -1 clamps to 0, not the last
+    check_export(jax.vmap(lambda d, i, u: d.at[i].set(u, mode="drop")), data, np.array([[4, 0, 3], [1, 2, -1]], np.int32), rows)
+    check_export(jax.vmap(lambda d, i, u: d.at[i].max(u, mode="clip")), data, picks, rows)
+
+
 # --- NNX modules, input and output names --------------------------------------------------
 
 

@@ -100,7 +100,7 @@ def elementwise_scatter(name: str, invals: list[Any], params: dict[str, Any], op
     """
     operand, indices, updates = invals
     axis = _scatter_axis(name, operand, params)
-    if axis is None or opset < REDUCTION_OPSET[_REDUCTIONS[name]]:
+    if axis is None or indices.ndim != operand.ndim + 1 or opset < REDUCTION_OPSET[_REDUCTIONS[name]]:
         return None
     return _scatter(operand, indices, updates, axis, params, _REDUCTIONS[name])
 

@@ -209,19 +209,61 @@ def _platform_index(platforms: tuple[tuple[str, ...] | None, ...]) -> np.int32:
     return np.int32(next(i for i, names in enumerate(platforms) if names is not None and "cpu" in names))
 
 
-def _clip_scatter(eqn: Any, invals: list[Any]) -> tuple[list[Any], dict[str, Any]]:
+def _clip_scatter(invals: list[Any], params: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
     """A ``mode=CLIP`` lax scatter's operands with the indices clamped, and ``PROMISE_IN_BOUNDS``.
 
     jax2onnx lowers some clip-mode scatters (the transpose of a clip-mode gather, as in
     `jax.grad`) to a ScatterND without clamping, which onnxruntime rejects; XLA clamps the
     same way (`_clamp_scatter_indices`).
     """
-    params = dict(eqn.primitive.get_bind_params(eqn.params))
     operand, indices, updates = invals[:3]
-    dnums = params["dimension_numbers"]
-    clamped = slicing._clamp_scatter_indices(operand, indices, updates, dnums=dnums)
-    params["mode"] = lax.GatherScatterMode.PROMISE_IN_BOUNDS
-    return [operand, clamped, *invals[2:]], params
+    clamped = slicing._clamp_scatter_indices(operand, indices, updates, dnums=params["dimension_numbers"])
+    return [operand, clamped, *invals[2:]], params | {"mode": lax.GatherScatterMode.PROMISE_IN_BOUNDS}
+
+
+def _clip_gather(invals: list[Any], params: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    """A ``mode=CLIP`` lax gather's indices clamped as XLA clamps them (each start to
+    ``[0, size - slice size]``), and ``PROMISE_IN_BOUNDS``: jax2onnx's GatherND would count
+    a negative index from the end."""
+    operand, indices = invals
+    d, sizes = params["dimension_numbers"], params["slice_sizes"]
+    upper = np.array([operand.shape[a] - sizes[a] for a in d.start_index_map], np.int64)
+    upper = np.minimum(upper, np.iinfo(indices.dtype).max).astype(indices.dtype)
+    clamped = lax.clamp(np.zeros((), indices.dtype), indices, lax.broadcast_in_dim(upper, indices.shape, (indices.ndim - 1,)))
+    return [operand, clamped], params | {"mode": lax.GatherScatterMode.PROMISE_IN_BOUNDS}
+
+
+def _batch_columns(indices: Any, index_dims: tuple[int, ...]) -> Any:
+    """``indices`` (index vector last) with one more column per batching dimension: its position there."""
+    shape = indices.shape[:-1] + (1,)
+    columns = [lax.broadcasted_iota(indices.dtype, shape, d) for d in index_dims]
+    return lax.concatenate([indices, *columns], indices.ndim - 1)
+
+
+def _unbatched_scatter(invals: list[Any], params: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    """A lax scatter with batching dimensions (the transpose of `dmljax.gather_nd` with
+    ``batch_dims``, which jax2onnx cannot lower) as one without: each batching dimension
+    becomes an inserted window dimension indexed by a column of batch positions (in range)."""
+    d = params["dimension_numbers"]
+    dnums = lax.ScatterDimensionNumbers(
+        update_window_dims=d.update_window_dims,
+        inserted_window_dims=tuple(sorted(d.inserted_window_dims + d.operand_batching_dims)),
+        scatter_dims_to_operand_dims=d.scatter_dims_to_operand_dims + d.operand_batching_dims,
+    )
+    indices = _batch_columns(invals[1], d.scatter_indices_batching_dims)
+    return [invals[0], indices, *invals[2:]], params | {"dimension_numbers": dnums}
+
+
+def _unbatched_gather(invals: list[Any], params: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    """A lax gather with batching dimensions as one without (`_unbatched_scatter`'s rule)."""
+    d = params["dimension_numbers"]
+    dnums = lax.GatherDimensionNumbers(
+        offset_dims=d.offset_dims,
+        collapsed_slice_dims=tuple(sorted(d.collapsed_slice_dims + d.operand_batching_dims)),
+        start_index_map=d.start_index_map + d.operand_batching_dims,
+    )
+    indices = _batch_columns(invals[1], d.start_indices_batching_dims)
+    return [invals[0], indices], params | {"dimension_numbers": dnums}
 
 
 def _interior_pad(x: Any, value: Any, padding_config: tuple[tuple[int, int, int], ...]) -> Any:
@@ -288,10 +330,16 @@ def _bind(eqn: Any, invals: list[Any]) -> list[Any]:
         out = _interior_pad(*invals, params["padding_config"])
     elif name == "gather":
         out = elementwise_gather(invals, params)
+        if out is None and params["dimension_numbers"].operand_batching_dims:
+            invals, params = _unbatched_gather(invals, params)
+        if out is None and params["mode"] == lax.GatherScatterMode.CLIP:
+            invals, params = _clip_gather(invals, params)
     elif name in _SCATTERS:
         out = elementwise_scatter(name, invals, params, _OPSET.get())
+        if out is None and params["dimension_numbers"].operand_batching_dims:
+            invals, params = _unbatched_scatter(invals, params)
         if out is None and params.get("mode") == lax.GatherScatterMode.CLIP:
-            invals, params = _clip_scatter(eqn, invals)
+            invals, params = _clip_scatter(invals, params)
     if name == "sort" and any(np.dtype(x.dtype).kind == "u" for x in invals):
         return _signed_sort(invals, params)
     if out is not None:
