@@ -6,7 +6,8 @@
   ``checkpoint``) are inlined, so markers inside jitted functions are reached;
 * each operator marker (`dmljax._core.markers`) becomes the operator's export-only
   primitive (`dmljax.onnx._primitives`) applied to the operator's inputs only, so the
-  implementation that computed the marked value is dead and removed (DCE);
+  implementation that computed the marked value is dead and removed (DCE); a float16/
+  bfloat16 add/mul scatter becomes a loop over its updates (`dmljax.onnx._sequential`);
 * the random operators, ``jax.random`` on `dmljax.prng_impl` keys, draws, splits and
   fold-ins of every other key (threefry's included), ``mode="checked"`` and complex data
   are refused with a `dmljax.ValidationError` naming the operator;
@@ -44,6 +45,7 @@ from dmljax.onnx._elementwise import elementwise_gather, elementwise_scatter, re
 from dmljax.onnx._indexing import REDUCTION_OPSET
 from dmljax.onnx._layouts import slice_bounds
 from dmljax.onnx._primitives import EXPORT_PRIMITIVES
+from dmljax.onnx._sequential import needs_sequential, sequential_scatter
 
 __all__ = ["RANDOM_NAMES", "check_exportable", "check_marker", "primitive_names", "rewrite"]
 
@@ -371,8 +373,11 @@ def _eval(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
             with eqn.ctx.manager:
                 outs = list(_CONTROL[eqn.primitive.name](invals, **eqn.params))
         elif eqn.primitive is MARK_P and eqn.params["op"] in EXPORT_PRIMITIVES:
-            params = {k: v for k, v in eqn.params.items() if k != "op"}
-            outs = [EXPORT_PRIMITIVES[eqn.params["op"]].bind(*invals[1:], **params)]
+            op, params = eqn.params["op"], {k: v for k, v in eqn.params.items() if k != "op"}
+            if needs_sequential(op, invals[1:], params):  # float16/bfloat16 add/mul: rounded per update
+                outs = [sequential_scatter(op, invals[1:], params)]
+            else:
+                outs = [EXPORT_PRIMITIVES[op].bind(*invals[1:], **params)]
         else:
             outs = _bind(eqn, invals)
         env.update(zip(eqn.outvars, outs, strict=True))
