@@ -35,7 +35,7 @@ onnxruntime 1.22+ runs it)."""
 
 MIN_OPSET = 13
 """The lowest opset `export` accepts: dmljax's nodes need opset 13 (negative indices in
-Gather, GatherElements and ScatterElements; Slice, Pad and Clip with tensor inputs)."""
+Gather, GatherElements and ScatterElements; Slice and Clip with tensor inputs)."""
 
 
 @functools.cache
@@ -142,12 +142,12 @@ def export(
     trace, which becomes its node: Gather (`dmljax.gather`), GatherElements
     (`dmljax.gather_elements`), ScatterElements (`dmljax.scatter`, ``reduction`` from opset 16/18),
     GatherND and ScatterND (`dmljax.gather_nd`, `dmljax.scatter_nd`),
-    Slice (`dmljax.slice1`, negative steps included) and Reshape/Transpose/Slice/Pad/Expand
+    Slice (`dmljax.slice1`, negative steps included) and Reshape/Transpose/Slice/Concat/Expand
     (`dmljax.read_tensor`, `dmljax.write_tensor`); the rest goes through jax2onnx's
     lowerings. Any callable works (an operator itself, a partial, a closure, a jitted
     function, a `dmljax.compile_operator` result, a Flax or Equinox module), and nothing
     global changes: other threads may call dmljax meanwhile. Index modes lower exactly: the
-    default and ``"clip"`` add a Clip, ``"fill"`` a Where (a Pad and a Slice for scatter),
+    default and ``"clip"`` add a Clip, ``"fill"`` a Where (a Concat and a Slice for scatter),
     constant in-range indices and ``"promise_in_bounds"`` nothing.
 
     Args:

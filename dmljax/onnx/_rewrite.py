@@ -41,7 +41,12 @@ from jax._src.lax import slicing
 
 from dmljax._core.errors import fail
 from dmljax._core.markers import MARK_P
-from dmljax.onnx._elementwise import elementwise_gather, elementwise_scatter, refuse_low_opset
+from dmljax.onnx._elementwise import (
+    elementwise_gather,
+    elementwise_scatter,
+    is_elementwise_scatter,
+    refuse_low_opset,
+)
 from dmljax.onnx._indexing import REDUCTION_OPSET
 from dmljax.onnx._layouts import slice_bounds
 from dmljax.onnx._primitives import EXPORT_PRIMITIVES
@@ -338,7 +343,8 @@ def _bind(eqn: Any, invals: list[Any]) -> list[Any]:
             invals, params = _clip_gather(invals, params)
     elif name in _SCATTERS:
         out = elementwise_scatter(name, invals, params, _OPSET.get())
-        if out is None and params["dimension_numbers"].operand_batching_dims:
+        batched = params["dimension_numbers"].operand_batching_dims
+        if out is None and batched and not is_elementwise_scatter(name, invals, params):  # else: opset, refused
             invals, params = _unbatched_scatter(invals, params)
         if out is None and params.get("mode") == lax.GatherScatterMode.CLIP:
             invals, params = _clip_scatter(invals, params)
