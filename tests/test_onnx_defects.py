@@ -131,7 +131,9 @@ def test_int16_and_uint16_drop_scatters_and_padded_buffers_run(dtype):
     ],
 )
 def test_a_threefry_key_drawn_from_is_refused_by_name(fn):
-    with pytest.raises(dmljax.ValidationError, match=r"jax\.random \(random_\w+\): a key of impl .threefry2x32. must not reach"):
+    with pytest.raises(
+        dmljax.ValidationError, match=r"jax\.random \(random_\w+\): a key of impl .threefry2x32. must not reach"
+    ):
         dmljax.onnx.export(fn, np.ones(3, F32))
 
 
@@ -203,7 +205,9 @@ def test_lax_gathers_and_scatters_with_batching_dimensions_export():
     data, picks, rows = table(rng, 2, 5, 3), np.array([[4, 0, 4], [1, 2, -1]], np.int32), table(rng, 2, 3, 3)
     check_export(jax.vmap(lambda d, i: jnp.take(d, i, axis=0, mode="clip")), data, picks)
     check_export(lambda d, i: jnp.take(d, i, axis=1, mode="clip"), data, picks)  # -1 clamps to 0, not the last
-    check_export(jax.vmap(lambda d, i, u: d.at[i].set(u, mode="drop")), data, np.array([[4, 0, 3], [1, 2, -1]], np.int32), rows)
+    check_export(
+        jax.vmap(lambda d, i, u: d.at[i].set(u, mode="drop")), data, np.array([[4, 0, 3], [1, 2, -1]], np.int32), rows
+    )
     check_export(jax.vmap(lambda d, i, u: d.at[i].max(u, mode="clip")), data, picks, rows)
 
 

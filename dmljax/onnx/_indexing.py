@@ -76,7 +76,9 @@ def scatter_attrs(dtype: np.dtype, reduction: str) -> dict[str, Any]:
     return {"reduction": reduction} if reduction != "none" else {}
 
 
-def slot_padded(em: Emitter, data: ir.Value, shape: tuple[int, ...], axes: tuple[int, ...], dtype: np.dtype) -> ir.Value:
+def slot_padded(
+    em: Emitter, data: ir.Value, shape: tuple[int, ...], axes: tuple[int, ...], dtype: np.dtype
+) -> ir.Value:
     """``data`` with one more slot at the end of each of ``axes`` (a Concat of its own first
     slice: Pad lacks int16/uint16 kernels in onnxruntime); the slot's values are never read."""
     current = list(shape)

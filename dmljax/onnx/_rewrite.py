@@ -185,7 +185,10 @@ def _while(invals: list[Any], *, cond_jaxpr: Any, cond_nconsts: int, body_jaxpr:
         if not batched:
             return new
         pred = _eval_closed(cond_jaxpr, [*cond_consts, *c])[0]  # a prefix of every carry's shape
-        return [lax.select(lax.broadcast_in_dim(pred, jnp.shape(x), range(pred.ndim)), n, x) for n, x in zip(new, c, strict=True)]
+        return [
+            lax.select(lax.broadcast_in_dim(pred, jnp.shape(x), range(pred.ndim)), n, x)
+            for n, x in zip(new, c, strict=True)
+        ]
 
     return jax.lax.while_loop(cond, body, invals[cond_nconsts + body_nconsts :])
 
@@ -236,7 +239,9 @@ def _clip_gather(invals: list[Any], params: dict[str, Any]) -> tuple[list[Any], 
     d, sizes = params["dimension_numbers"], params["slice_sizes"]
     upper = np.array([operand.shape[a] - sizes[a] for a in d.start_index_map], np.int64)
     upper = np.minimum(upper, np.iinfo(indices.dtype).max).astype(indices.dtype)
-    clamped = lax.clamp(np.zeros((), indices.dtype), indices, lax.broadcast_in_dim(upper, indices.shape, (indices.ndim - 1,)))
+    clamped = lax.clamp(
+        np.zeros((), indices.dtype), indices, lax.broadcast_in_dim(upper, indices.shape, (indices.ndim - 1,))
+    )
     return [operand, clamped], params | {"mode": lax.GatherScatterMode.PROMISE_IN_BOUNDS}
 
 
@@ -334,7 +339,7 @@ def _bind(eqn: Any, invals: list[Any]) -> list[Any]:
     params, name = eqn.primitive.get_bind_params(eqn.params), eqn.primitive.name
     out = None
     if name == "pad" and any(interior for _, _, interior in params["padding_config"]):
-        out = _interior_pad(*invals, params["padding_config"])
+        out = _interior_pad(invals[0], invals[1], params["padding_config"])
     elif name == "gather":
         out = elementwise_gather(invals, params)
         if out is None and params["dimension_numbers"].operand_batching_dims:

@@ -35,9 +35,7 @@ _COMBINE = {"add": lax.add, "mul": lax.mul}
 def needs_sequential(op: str, operands: list[Any], params: dict[str, Any]) -> bool:
     """Whether a marked scatter is a float16/bfloat16 add/mul (``operands``: input, indices, updates)."""
     return (
-        op in ("scatter", "scatter_nd")
-        and params.get("reduction") in _COMBINE
-        and np.dtype(operands[0].dtype) in _HALF
+        op in ("scatter", "scatter_nd") and params.get("reduction") in _COMBINE and np.dtype(operands[0].dtype) in _HALF
     )
 
 
