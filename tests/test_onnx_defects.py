@@ -58,6 +58,19 @@ def test_half_precision_add_and_mul_with_duplicates_equal_jax(dtype, reduction, 
     check_export(fn, data, at, small)
 
 
+@pytest.mark.parametrize("opset", [16, 18])
+def test_half_precision_add_runs_in_rounds_from_opset_18_else_one_update_at_a_time(opset):
+    """From opset 18 each Loop iteration serves every target once (a ScatterElements min of
+    the update positions); below, one update per iteration. Both round after every update."""
+    rng = np.random.default_rng(68)
+    data, updates = table(rng, 3, 2, dtype=F16), table(rng, 7, dtype=F16)
+    data[2, 1], updates[[0, 1, 3]] = 0, [2048, 1, 1]  # 2048 + 1 + 1 rounds to 2048 step by step
+    where = np.array([[2, 1], [2, 1], [0, 0], [2, 1], [5, 0], [-1, -2], [0, 0]], np.int32)  # 5 dropped
+    model = check_export(lambda d, i, u: dmljax.scatter_nd(d, i, u, reduction="add"), data, where, updates, opset=opset)
+    body = all_node_types(model.graph)
+    assert "Loop" in body and ("ScatterElements" in body) == (opset >= 18), body
+
+
 @pytest.mark.parametrize("dtype", [F16, BF16])
 @pytest.mark.parametrize("reduction", ["max", "min"])
 @pytest.mark.parametrize("mode", [None, "clip", "promise_in_bounds"])

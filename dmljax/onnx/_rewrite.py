@@ -386,7 +386,7 @@ def _eval(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
         elif eqn.primitive is MARK_P and eqn.params["op"] in EXPORT_PRIMITIVES:
             op, params = eqn.params["op"], {k: v for k, v in eqn.params.items() if k != "op"}
             if needs_sequential(op, invals[1:], params):  # float16/bfloat16 add/mul: rounded per update
-                outs = [sequential_scatter(op, invals[1:], params)]
+                outs = [sequential_scatter(op, invals[1:], params, _OPSET.get())]
             else:
                 outs = [EXPORT_PRIMITIVES[op].bind(*invals[1:], **params)]
         else:
