@@ -204,6 +204,33 @@ def test_interior_padding_and_unsigned_sorts_export():
     check_export(lambda a: jnp.sort(a), np.array([200, 3, 128, 127, 0], np.uint8))
 
 
+PADDED16 = dmljax.TensorDesc("float32", (2, 3), strides=(5, 1))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "name",
+    ["scatter_min", "scatter_nd_add", "scatter_nd_max", "scatter_nd_min", "slice1", "read_tensor", "write_tensor"],
+)
+def test_gradients_of_the_other_operators_and_reductions_export(name):
+    """With the gradient tests of tests/test_onnx_export.py and the two above: every operator's."""
+    rng = np.random.default_rng(69)
+    x, rows = table(rng, 4, 3), table(rng, 3, 3)
+    at, tuples = np.array([[0, 1, 3], [0, 2, 9], [1, 1, -1]], np.int32), np.array([[1], [1], [3]], np.int32)
+    cases = {
+        "scatter_min": (lambda d, u: dmljax.scatter(d, at, u, axis=0, reduction="min", mode="clip"), (x, rows)),
+        "scatter_nd_add": (lambda d, u: dmljax.scatter_nd(d, tuples, u, reduction="add"), (x, rows)),
+        "scatter_nd_max": (lambda d, u: dmljax.scatter_nd(d, tuples, u, reduction="max", mode="clip"), (x, rows)),
+        "scatter_nd_min": (lambda d, u: dmljax.scatter_nd(d, tuples, u, reduction="min", mode="fill"), (x, rows)),
+        "slice1": (lambda d, u: dmljax.slice1(d, (0, 0), (4, 3), (-2, 1)) * u[:2], (x, rows)),
+        "read_tensor": (lambda b, u: dmljax.read_tensor(b, PADDED16) * u[:2], (table(rng, 8), rows)),
+        "write_tensor": (lambda b, v: dmljax.write_tensor(b, PADDED16, v * v), (table(rng, 8), table(rng, 2, 3))),
+    }
+    fn, args = cases[name]
+    for argnums in (0, 1):
+        check_gradient_exact(lambda *a: (fn(*a) ** 2).sum(), *args, argnums=argnums)
+
+
 @pytest.mark.parametrize("k", [1, 2])
 def test_gradient_of_gather_nd_with_batch_dims_exports(k):
     rng = np.random.default_rng(65)
