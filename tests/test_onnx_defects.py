@@ -318,3 +318,11 @@ def test_names_that_collide_with_inner_values_and_outputs_that_are_inputs():
 def test_bad_names_are_refused_by_name(kwargs, match):
     with pytest.raises(dmljax.ValidationError, match=match):
         dmljax.onnx.export(lambda d, i: dmljax.gather(d, i), np.ones((3, 2), F32), np.array([1], np.int32), **kwargs)
+
+
+def test_the_plugin_index_places_a_plugin_registered_under_a_second_name():
+    """JAX's ``stack`` primitive (jnp.stack, gather_nd's gradient) is registered by jax2onnx with
+    ``PLUGIN_REGISTRY.setdefault``: found, so the export imports one module, not all ~500."""
+    from dmljax.onnx._registry import _index
+
+    assert "jax2onnx.plugins.jax.numpy.stack" in _index()["stack"]

@@ -41,8 +41,11 @@ def needs_sequential(op: str, operands: list[Any], params: dict[str, Any]) -> bo
 def _tuples(index: Any, axis: int) -> Any:
     """ScatterElements' indices as ScatterND's coordinate tuples: each element's own position,
     ``index`` on ``axis`` (the other coordinates are in range, so the modes act on ``axis`` only)."""
-    columns = [index if d == axis else lax.broadcasted_iota(index.dtype, index.shape, d) for d in range(index.ndim)]
-    return jnp.stack(columns, axis=-1)
+    shape, r = index.shape + (1,), index.ndim
+    columns = [
+        index.reshape(shape) if d == axis else lax.broadcasted_iota(index.dtype, shape, d) for d in range(r)
+    ]  # lax.concatenate, not jnp.stack: jax2onnx's plugin index does not place the stack primitive
+    return lax.concatenate(columns, r)
 
 
 def sequential_scatter(op: str, operands: list[Any], params: dict[str, Any], opset: int) -> Any:
