@@ -180,6 +180,7 @@ def test_vmap_of_a_while_loop_with_a_batched_predicate_exports():
     check_export(jax.vmap(count), np.array([1.0, 3.0, -2.0], F32), np.array([0, 3, 1], np.int32), nodes=["Loop"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argnums", [0, 2])
 def test_gradient_of_the_mul_reduction_exports(argnums):
     rng = np.random.default_rng(64)
