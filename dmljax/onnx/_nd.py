@@ -36,14 +36,13 @@ def _tuples(em: Emitter, var: Any, sizes: tuple[int, ...], mode: str) -> tuple[i
         index = em.op("Min", index, em.const(max(sizes), "cap", dtype), dtype=dtype, shape=shape)
     if dtype != _I64:
         index = _cast(em, index, _I64, shape)
-    size = em.i64(sizes, "sizes")
     if mode == "clip":
         low = em.i64([-s for s in sizes] if dtype.kind == "i" else [0] * len(sizes), "low")
         index = em.op("Max", index, low, dtype=_I64, shape=shape)
         return em.op("Min", index, em.i64([s - 1 for s in sizes], "high"), dtype=_I64, shape=shape), None
     if mode != "fill":
         return index, None
-    zero = em.i64(0, "zero")
+    zero, size = em.i64(0, "zero"), em.i64(sizes, "sizes")
     negative = em.op("Less", index, zero, dtype=_BOOL, shape=shape)
     index = em.op("Where", negative, em.op("Add", index, size, dtype=_I64, shape=shape), index, dtype=_I64, shape=shape)
     inside = em.op(
