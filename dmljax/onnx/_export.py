@@ -182,6 +182,11 @@ def export(
       >>> model = dmljax.onnx.export(lambda t, i: dmljax.gather(t, i), np.zeros((5, 2), np.float32), np.array([1, 4]))
       >>> [node.op_type for node in model.graph.node]  # int64 indices: cast to int32 inside, then clamped
       ['Clip', 'Cast', 'Clip', 'Gather']
+      >>> named = dmljax.onnx.export(
+      ...     lambda t, i: dmljax.gather(t, i), np.zeros((5, 2), np.float32), np.array([1, 4]),
+      ...     input_names=["table", "ids"], output_names=["rows"])
+      >>> [v.name for v in named.graph.input], [v.name for v in named.graph.output]
+      (['table', 'ids'], ['rows'])
     """
     opset = _check_opset(DEFAULT_OPSET if opset is None else opset)
     examples = [_example(a) for a in example_args]
