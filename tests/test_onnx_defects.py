@@ -71,6 +71,28 @@ def test_half_precision_add_runs_in_rounds_from_opset_18_else_one_update_at_a_ti
     assert "Loop" in body and ("ScatterElements" in body) == (opset >= 18), body
 
 
+@pytest.mark.parametrize("reduction", ["add", "max"])
+def test_a_reduction_over_a_symbolic_number_of_updates_exports(reduction):
+    """The reductions' implementation reads the symbolic size as a value (dim_as_value): traced, not folded."""
+    rng = np.random.default_rng(70)
+    (batch,) = jax.export.symbolic_shape("B")
+    fn = lambda d, i, u: dmljax.scatter_nd(d, i, u, reduction=reduction)  # noqa: E731
+    specs = jax.ShapeDtypeStruct((batch, 1), np.int32), jax.ShapeDtypeStruct((batch, 2), F32)
+    model = dmljax.onnx.export(fn, np.zeros((4, 2), F32), *specs)
+    for rows in (1, 5):
+        args = table(rng, 4, 2), rng.integers(-5, 5, (rows, 1)).astype(np.int32), table(rng, rows, 2)
+        (got,) = run(model, *args)
+        assert got.tobytes() == np.asarray(jax.jit(fn)(*args)).tobytes()  # duplicates combine in loop order
+
+
+def test_half_precision_add_with_a_symbolic_number_of_updates_is_refused_by_name():
+    (batch,) = jax.export.symbolic_shape("B")
+    indices, updates = jax.ShapeDtypeStruct((batch, 1), np.int32), jax.ShapeDtypeStruct((batch, 2), F16)
+    fn = lambda d, i, u: dmljax.scatter_nd(d, i, u, reduction="add")  # noqa: E731
+    with pytest.raises(dmljax.ValidationError, match=r"scatter_nd: updates.shape must be fixed for a float16"):
+        dmljax.onnx.export(fn, np.zeros((4, 2), F16), indices, updates)
+
+
 @pytest.mark.parametrize("dtype", [F16, BF16])
 @pytest.mark.parametrize("reduction", ["max", "min"])
 @pytest.mark.parametrize("mode", [None, "clip", "promise_in_bounds"])

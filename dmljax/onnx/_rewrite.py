@@ -327,7 +327,8 @@ _CONTROL: dict[str, Callable[..., list[Any]]] = {"scan": _scan, "while": _while,
 
 def _folding(eqn: Any, invals: list[Any]) -> Any:
     """Evaluate now an equation of known integer scalars (the platform's branch index, clamped), else trace it."""
-    known = not any(isinstance(x, jax.core.Tracer) for x in invals)
+    # a symbolic dimension's value (dim_as_value) is known only to jax.export: traced, not folded
+    known = eqn.primitive.name != "dim_as_value" and not any(isinstance(x, jax.core.Tracer) for x in invals)
     scalar = not eqn.effects and all(
         getattr(v.aval, "shape", None) == () and jax.dtypes.issubdtype(v.aval.dtype, np.integer) for v in eqn.outvars
     )

@@ -19,10 +19,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from dmljax._core.errors import fail
 from dmljax.onnx._primitives import EXPORT_PRIMITIVES
 
 __all__ = ["needs_sequential", "sequential_scatter"]
@@ -52,6 +54,9 @@ def sequential_scatter(op: str, operands: list[Any], params: dict[str, Any], ops
     """The scatter with every update combined in float32 and rounded to the data's type, in
     row-major order: `_rounds` from opset 18 (ScatterElements ``min``), else `_one_by_one`."""
     data, index, updates = operands
+    if any(jax.export.is_symbolic_dim(d) for d in (*data.shape, *index.shape)):
+        rule = "be fixed for a float16/bfloat16 add/mul reduction in an ONNX export (a Loop over the updates)"
+        raise fail(op, "updates.shape", rule, str(updates.shape))
     tuples = _tuples(index, params["axis"]) if op == "scatter" else index
     k = tuples.shape[-1]
     m, n, w = math.prod(tuples.shape[:-1]), math.prod(data.shape[:k]), math.prod(data.shape[k:])
