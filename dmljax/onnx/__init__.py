@@ -2,7 +2,7 @@
 
 ``dmljax.onnx.export(fn, *example_args)`` returns an `onnx.ModelProto` in which dmljax's
 operators are ONNX's own nodes (Gather, GatherElements, ScatterElements, Slice, and
-Reshape/Transpose/Slice/Pad for strided buffers), ready for ONNX Runtime and its DirectML
+Reshape/Transpose/Slice/Concat for strided buffers), ready for ONNX Runtime and its DirectML
 execution provider. The export patches nothing: it reads the markers dmljax's operators
 leave in every trace (``docs/design/onnx-export.md``).
 """

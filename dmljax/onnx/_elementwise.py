@@ -24,7 +24,7 @@ from dmljax._core.errors import fail
 from dmljax.onnx._indexing import REDUCTION_OPSET
 from dmljax.onnx._primitives import EXPORT_PRIMITIVES
 
-__all__ = ["elementwise_gather", "elementwise_scatter", "refuse_low_opset"]
+__all__ = ["elementwise_gather", "elementwise_scatter", "is_elementwise_scatter", "refuse_low_opset"]
 
 # lax scatter primitive -> ScatterElements reduction.
 _REDUCTIONS = {
@@ -92,6 +92,12 @@ def _scatter_axis(name: str, operand: Any, params: dict[str, Any]) -> Any:
                  d.operand_batching_dims, d.scatter_indices_batching_dims)  # fmt: skip
 
 
+def is_elementwise_scatter(name: str, invals: list[Any], params: dict[str, Any]) -> bool:
+    """Whether a lax scatter (``invals``: operand, indices, updates) is ScatterElements' pattern."""
+    operand, indices = invals[:2]
+    return _scatter_axis(name, operand, params) is not None and indices.ndim == operand.ndim + 1
+
+
 def elementwise_scatter(name: str, invals: list[Any], params: dict[str, Any], opset: int) -> Any:
     """A ScatterElements for an elementwise lax scatter (``invals``: operand, indices, updates), or None.
 
@@ -99,9 +105,9 @@ def elementwise_scatter(name: str, invals: list[Any], params: dict[str, Any], op
     implementation a marker replaced); `refuse_low_opset` names it if it is not.
     """
     operand, indices, updates = invals
-    axis = _scatter_axis(name, operand, params)
-    if axis is None or opset < REDUCTION_OPSET[_REDUCTIONS[name]]:
+    if not is_elementwise_scatter(name, invals, params) or opset < REDUCTION_OPSET[_REDUCTIONS[name]]:
         return None
+    axis = _scatter_axis(name, operand, params)
     return _scatter(operand, indices, updates, axis, params, _REDUCTIONS[name])
 
 

@@ -10,7 +10,7 @@ pieces and only the plugins its primitives need (`dmljax.onnx._plugin_loading`).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
@@ -23,6 +23,7 @@ from jax2onnx.converter.ir_postprocess import postprocess_ir_model
 from dmljax._core.dtypes import x64_enabled
 from dmljax._core.errors import fail
 from dmljax.onnx import _plugins  # noqa: F401  (registers dmljax's lowerings)
+from dmljax.onnx._names import rename_io
 from dmljax.onnx._plugin_loading import ensure_plugins
 from dmljax.onnx._rewrite import check_exportable, primitive_names, rewrite
 
@@ -34,7 +35,7 @@ onnxruntime 1.22+ runs it)."""
 
 MIN_OPSET = 13
 """The lowest opset `export` accepts: dmljax's nodes need opset 13 (negative indices in
-Gather, GatherElements and ScatterElements; Slice, Pad and Clip with tensor inputs)."""
+Gather, GatherElements and ScatterElements; Slice and Clip with tensor inputs)."""
 
 
 @functools.cache
@@ -128,19 +129,25 @@ def _lower(closed: Any, examples: list[jax.ShapeDtypeStruct], opset: int, double
     return ir.to_proto(model)
 
 
-def export(fn: Callable[..., Any], *example_args: Any, opset: int | None = None) -> onnx.ModelProto:
+def export(
+    fn: Callable[..., Any],
+    *example_args: Any,
+    opset: int | None = None,
+    input_names: Sequence[str] | None = None,
+    output_names: Sequence[str] | None = None,
+) -> onnx.ModelProto:
     """Export ``fn`` to an ONNX model in which dmljax's operators are ONNX's own nodes.
 
     ``fn`` is traced with `jax.make_jaxpr`; every dmljax operator leaves a marker in the
     trace, which becomes its node: Gather (`dmljax.gather`), GatherElements
     (`dmljax.gather_elements`), ScatterElements (`dmljax.scatter`, ``reduction`` from opset 16/18),
     GatherND and ScatterND (`dmljax.gather_nd`, `dmljax.scatter_nd`),
-    Slice (`dmljax.slice1`, negative steps included) and Reshape/Transpose/Slice/Pad/Expand
+    Slice (`dmljax.slice1`, negative steps included) and Reshape/Transpose/Slice/Concat/Expand
     (`dmljax.read_tensor`, `dmljax.write_tensor`); the rest goes through jax2onnx's
     lowerings. Any callable works (an operator itself, a partial, a closure, a jitted
     function, a `dmljax.compile_operator` result, a Flax or Equinox module), and nothing
     global changes: other threads may call dmljax meanwhile. Index modes lower exactly: the
-    default and ``"clip"`` add a Clip, ``"fill"`` a Where (a Pad and a Slice for scatter),
+    default and ``"clip"`` add a Clip, ``"fill"`` a Where (a Concat and a Slice for scatter),
     constant in-range indices and ``"promise_in_bounds"`` nothing.
 
     Args:
@@ -154,6 +161,10 @@ def export(fn: Callable[..., Any], *example_args: Any, opset: int | None = None)
         indexed axis or in a slice window that does not run to the input's end (refused).
       opset: the ONNX opset; default `DEFAULT_OPSET`; at least `MIN_OPSET`, at most what
         the installed onnx defines and the installed onnxruntime loads.
+      input_names: the model's input names, one per example argument, unique (default
+        ``in_0``, ``in_1``...).
+      output_names: the model's output names, one per leaf of ``fn``'s result, unique
+        (default ``out_0``...).
 
     Returns:
       The `onnx.ModelProto`, ready for ``onnx.checker.check_model`` and onnxruntime.
@@ -161,28 +172,64 @@ def export(fn: Callable[..., Any], *example_args: Any, opset: int | None = None)
     Raises:
       ValidationError: naming the operator or argument: an opset out of range;
         ``mode="checked"``; the random operators and ``jax.random`` on `dmljax.prng_impl`
-        keys (ONNX has no Philox 4x32-10); complex values; a symbolic dimension ONNX's
-        nodes cannot take.
+        keys (ONNX has no Philox 4x32-10); draws from other keys (threefry: ONNX has no
+        counter-based generator); complex values; a symbolic dimension ONNX's nodes
+        cannot take; names of the wrong count, empty or repeated; an NNX module in train
+        mode (call ``model.eval()``).
 
     Examples:
       >>> import numpy as np, dmljax, dmljax.onnx
       >>> model = dmljax.onnx.export(lambda t, i: dmljax.gather(t, i), np.zeros((5, 2), np.float32), np.array([1, 4]))
       >>> [node.op_type for node in model.graph.node]  # int64 indices: cast to int32 inside, then clamped
       ['Clip', 'Cast', 'Clip', 'Gather']
+      >>> named = dmljax.onnx.export(
+      ...     lambda t, i: dmljax.gather(t, i), np.zeros((5, 2), np.float32), np.array([1, 4]),
+      ...     input_names=["table", "ids"], output_names=["rows"])
+      >>> [v.name for v in named.graph.input], [v.name for v in named.graph.output]
+      (['table', 'ids'], ['rows'])
     """
     opset = _check_opset(DEFAULT_OPSET if opset is None else opset)
     examples = [_example(a) for a in example_args]
     traced = [jax.ShapeDtypeStruct(a.shape, jax.dtypes.canonicalize_dtype(a.dtype)) for a in examples]
+    inputs = _check_names("input_names", input_names, len(examples), "input")
     try:
         closed = jax.make_jaxpr(fn)(*traced)
     except jax.errors.InconclusiveDimensionOperation as e:
         rule = "have symbolic dimensions that fn's operators accept"
         raise fail("dmljax.onnx.export", "example_args", rule, str(e).split("\n")[0]) from e
+    except Exception as e:
+        if type(e).__name__ == "TraceContextError" and type(e).__module__.startswith("flax"):
+            rule = (
+                "not update its own state while it is traced (an NNX module in train mode updates its random "
+                "counts or batch statistics): call model.eval() before exporting"
+            )
+            raise fail("dmljax.onnx.export", "fn", rule, str(e).split(" (https")[0]) from e
+        raise
+    outputs = _check_names("output_names", output_names, len(closed.jaxpr.outvars), "output")
     check_exportable(closed.jaxpr, random_impls=(_prng_name(),), opset=opset)
     closed = rewrite(closed, opset)
     ensure_plugins(primitive_names(closed.jaxpr))
     double = x64_enabled() and any(np.dtype(a.dtype) == np.float64 for a in traced)
-    return _lower(closed, examples, opset, double)
+    model = _lower(closed, examples, opset, double)
+    if inputs is not None or outputs is not None:
+        rename_io(model, inputs, outputs)
+    return model
+
+
+def _check_names(param: str, names: Any, count: int, what: str) -> list[str] | None:
+    """``names`` as a list of ``count`` unique non-empty strings, or None when not given."""
+    if names is None:
+        return None
+    if isinstance(names, str | bytes) or not isinstance(names, Sequence):
+        raise fail("dmljax.onnx.export", param, f"be a sequence of strings, one per {what}", names)
+    names = list(names)
+    if any(not isinstance(n, str) or not n for n in names):
+        raise fail("dmljax.onnx.export", param, "be non-empty strings", names)
+    if len(names) != count:
+        raise fail("dmljax.onnx.export", param, f"have one name per {what} ({count})", names)
+    if len(set(names)) != len(names):
+        raise fail("dmljax.onnx.export", param, "be unique", names)
+    return names
 
 
 def _prng_name() -> str:

@@ -8,7 +8,7 @@ ONNX's Gather, GatherElements and ScatterElements (opset 13+) take int32/int64 i
   dmljax (below ``-s`` reads or writes element 0, at or above ``s`` element ``s - 1``).
 * ``fill`` (gathers): invalid indices are replaced by 0 and the result is zeroed there with
   ``Where``.
-* ``fill`` (scatter, "drop"): the input gets one padding slot along the axis (``Pad``),
+* ``fill`` (scatter, "drop"): the input gets one padding slot along the axis (a ``Concat``),
   negative indices are wrapped and invalid ones sent to the slot, ``ScatterElements``
   writes, and a ``Slice`` removes the slot, so dropped updates touch nothing.
 """
@@ -21,23 +21,77 @@ import jax.numpy as jnp
 import numpy as np
 import onnx_ir as ir
 
+from dmljax._core.errors import fail
 from dmljax.onnx._emit import Emitter
 
-__all__ = ["REDUCTION_OPSET", "lower_gather", "lower_gather_elements", "lower_scatter"]
+__all__ = [
+    "REDUCTION_OPSET",
+    "lower_gather",
+    "lower_gather_elements",
+    "lower_scatter",
+    "scatter_attrs",
+    "scatter_carrier",
+    "slot_padded",
+]
 
 _BOOL = np.dtype(bool)
 _I64 = np.dtype(np.int64)
-# Types whose Where (gathers' fill) or Pad (scatter's drop) onnxruntime's CPU provider lacks
-# or mistypes (a float16 zero initializer becomes FLOAT): the subgraph runs in a wider type
-# that holds every value exactly, with a Cast on either side.
+# Types whose Where (gathers' fill) onnxruntime's CPU provider lacks or mistypes (a float16
+# zero initializer becomes FLOAT): the Where runs in a wider type that holds every value
+# exactly, with a Cast on either side.
 _CARRIER: dict[np.dtype, np.dtype] = {
     np.dtype(np.float16): np.dtype(np.float32),
     np.dtype(jnp.bfloat16): np.dtype(np.float32),
     np.dtype(np.int16): np.dtype(np.int32),
     np.dtype(np.uint16): np.dtype(np.int32),
     np.dtype(np.uint32): np.dtype(np.int64),
-    np.dtype(np.uint64): np.dtype(np.int64),  # a wrapping Cast there and back is exact (Where/Pad only move values)
+    np.dtype(np.uint64): np.dtype(np.int64),  # a wrapping Cast there and back is exact (Where only moves values)
 }
+_HALF = (np.dtype(np.float16), np.dtype(jnp.bfloat16))
+# bool max/min, which onnxruntime's CPU scatters lack, as the add/mul it has (its bool sum and
+# product saturate: or, and).
+_BOOL_REDUCTION = {"max": "add", "min": "mul"}
+
+
+def scatter_carrier(dtype: np.dtype, reduction: str) -> np.dtype:
+    """The type a scatter node runs in: float32 for bfloat16 (onnxruntime's CPU provider has
+    few bfloat16 kernels) and for float16 max/min (it has no float16 max/min scatter); the
+    data's own type otherwise. Exact: a scatter, a max and a min only select values.
+
+    float16/bfloat16 add/mul never reach a node (`dmljax.onnx._sequential`): a float32 sum
+    rounds once where the loop rounds after every update.
+    """
+    if dtype in _HALF and reduction in ("add", "mul"):
+        rule = "be computed in float16/bfloat16 after every update (ONNX export: see dmljax.onnx._sequential)"
+        raise fail("dmljax.onnx.export", "reduction", rule, reduction)
+    if dtype == np.dtype(jnp.bfloat16) or (dtype in _HALF and reduction in ("max", "min")):
+        return np.dtype(np.float32)
+    return dtype
+
+
+def scatter_attrs(dtype: np.dtype, reduction: str) -> dict[str, Any]:
+    """A scatter node's ``reduction`` attribute (none when "none"), bool max/min as add/mul."""
+    if dtype == _BOOL:
+        reduction = _BOOL_REDUCTION.get(reduction, reduction)
+    return {"reduction": reduction} if reduction != "none" else {}
+
+
+def slot_padded(
+    em: Emitter, data: ir.Value, shape: tuple[int, ...], axes: tuple[int, ...], dtype: np.dtype
+) -> ir.Value:
+    """``data`` with one more slot at the end of each of ``axes`` (a Concat of its own first
+    slice: Pad lacks int16/uint16 kernels in onnxruntime); the slot's values are never read."""
+    current = list(shape)
+    for axis in axes:
+        slot_shape = tuple(current[:axis]) + (1,) + tuple(current[axis + 1 :])
+        if current[axis] == 0:
+            slot = em.const(np.zeros(slot_shape, dtype), "slot", dtype)
+        else:
+            starts, ends, at = em.i64([0], "starts"), em.i64([1], "ends"), em.i64([axis], "axes")
+            slot = em.op("Slice", data, starts, ends, at, dtype=dtype, shape=slot_shape)
+        current[axis] += 1
+        data = em.op("Concat", data, slot, dtype=dtype, shape=tuple(current), axis=axis)
+    return data
 
 
 def _work_dtype(dtype: np.dtype) -> np.dtype:
@@ -131,31 +185,29 @@ def lower_gather_elements(ctx: Any, eqn: Any) -> None:
 REDUCTION_OPSET = {"none": 13, "add": 16, "mul": 16, "max": 18, "min": 18}
 
 
-def _attrs(eqn: Any) -> dict[str, Any]:
-    """ScatterElements' attributes: the axis, and the reduction unless it is "none" (the default)."""
-    reduction = eqn.params.get("reduction", "none")
-    return {"axis": eqn.params["axis"]} | ({"reduction": reduction} if reduction != "none" else {})
-
-
 def lower_scatter(ctx: Any, eqn: Any) -> None:
     """dmljax_scatter -> ONNX ScatterElements (opset 13; with ``reduction``, 16 for add/mul, 18 for max/min)."""
     em, (input_var, _, updates_var), out = Emitter(ctx), eqn.invars, eqn.outvars[0]
-    axis, shape, dtype = eqn.params["axis"], tuple(out.aval.shape), out.aval.dtype
+    axis, shape, dtype = eqn.params["axis"], tuple(out.aval.shape), np.dtype(out.aval.dtype)
+    reduction = eqn.params.get("reduction", "none")
     data, updates = em.input(input_var, "input"), em.input(updates_var, "updates")
-    if eqn.params["mode"] != "fill":
-        index, _ = _indices(em, eqn, shape[axis])
-        em.output(out, em.op("ScatterElements", data, index, updates, dtype=dtype, shape=shape, **_attrs(eqn)))
-        return
-    carrier = _CARRIER.get(np.dtype(dtype), np.dtype(dtype))
-    if carrier != np.dtype(dtype):
+    carrier = scatter_carrier(dtype, reduction)
+    if carrier != dtype:
         data = _cast(em, data, carrier, shape)
         updates = _cast(em, updates, carrier, tuple(updates_var.aval.shape))
-    result = _scatter_dropping(em, eqn, data, updates, carrier)
-    em.output(out, result if carrier == np.dtype(dtype) else _cast(em, result, np.dtype(dtype), shape))
+    attrs = {"axis": axis} | scatter_attrs(carrier, reduction)
+    if eqn.params["mode"] != "fill":
+        index, _ = _indices(em, eqn, shape[axis])
+        result = em.op("ScatterElements", data, index, updates, dtype=carrier, shape=shape, **attrs)
+    else:
+        result = _scatter_dropping(em, eqn, data, updates, carrier, attrs)
+    em.output(out, result if carrier == dtype else _cast(em, result, dtype, shape))
 
 
-def _scatter_dropping(em: Emitter, eqn: Any, data: ir.Value, updates: ir.Value, dtype: np.dtype) -> ir.Value:
-    """ScatterElements that drops invalid indices: into one padding slot along the axis, sliced off after."""
+def _scatter_dropping(
+    em: Emitter, eqn: Any, data: ir.Value, updates: ir.Value, dtype: np.dtype, attrs: dict[str, Any]
+) -> ir.Value:
+    """ScatterElements that drops invalid indices: into one slot past the axis, sliced off after."""
     index_var, out = eqn.invars[1], eqn.outvars[0]
     axis, shape = eqn.params["axis"], tuple(out.aval.shape)
     size, index_shape = shape[axis], tuple(index_var.aval.shape)
@@ -168,10 +220,8 @@ def _scatter_dropping(em: Emitter, eqn: Any, data: ir.Value, updates: ir.Value, 
         index = em.op("Where", negative, wrapped, index, dtype=work, shape=index_shape)
     valid = _valid(em, index, work, index_shape, 0, size)
     index = em.op("Where", valid, index, em.const(size, "slot", work), dtype=work, shape=index_shape)
-    pads = [0] * (2 * len(shape))
-    pads[len(shape) + axis] = 1
     padded_shape = shape[:axis] + (size + 1,) + shape[axis + 1 :]
-    padded = em.op("Pad", data, em.i64(pads, "pads"), dtype=dtype, shape=padded_shape)
-    written = em.op("ScatterElements", padded, index, updates, dtype=dtype, shape=padded_shape, **_attrs(eqn))
+    padded = slot_padded(em, data, shape, (axis,), dtype)
+    written = em.op("ScatterElements", padded, index, updates, dtype=dtype, shape=padded_shape, **attrs)
     starts, ends, axes = em.i64([0], "starts"), em.i64([size], "ends"), em.i64([axis], "axes")
     return em.op("Slice", written, starts, ends, axes, dtype=dtype, shape=shape)

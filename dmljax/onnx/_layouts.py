@@ -1,10 +1,10 @@
-"""ONNX lowerings of slice1, read_tensor and write_tensor: Slice, Reshape, Transpose, Pad.
+"""ONNX lowerings of slice1, read_tensor and write_tensor: Slice, Reshape, Transpose, Concat.
 
 A strided layout is analysed by `dmljax._buffers.layout.plan_layout`, as `read_tensor`
 and `write_tensor` do: when it is nested and each stride divides the next outer one, the
 buffer's first ``n_0 * s_0`` elements reshape to one view whose leading corner holds the
 tensor: packed -> Reshape; permuted (NHWC) -> Reshape + Transpose; padded ->
-Reshape + Slice (Pad first when the buffer stops short of the last padding); zero strides
+Reshape + Slice (a Concat of zeros first when the buffer stops short of the last padding); zero strides
 -> Expand. Writes rebuild the view with Concat of the value and the buffer's padding.
 Other layouts (overlapping windows, unevenly padded) use one Gather (read) or
 ScatterElements (write) of constant element offsets.
@@ -17,6 +17,7 @@ import math
 from typing import Any
 
 import jax
+import numpy as np
 import onnx_ir as ir
 
 from dmljax._buffers.layout import element_offsets, plan_layout
@@ -101,11 +102,13 @@ def _view(sizes: tuple[int, ...], strides: tuple[int, ...]) -> _View | None:
 
 
 def _fit(em: Emitter, flat: ir.Value, have: int, want: int, dtype: Any) -> ir.Value:
-    """A 1-D value of ``have`` elements cut (Slice) or zero-extended (Pad) to ``want``."""
+    """A 1-D value of ``have`` elements cut (Slice) or extended to ``want`` (a Concat of zeros:
+    onnxruntime has no int16/uint16 Pad). The extension is padding no element of the tensor reads."""
     if have > want:
         return em.op("Slice", flat, em.i64([0], "starts"), em.i64([want], "ends"), dtype=dtype, shape=(want,))
     if have < want:
-        return em.op("Pad", flat, em.i64([0, want - have], "pads"), dtype=dtype, shape=(want,))
+        zeros = em.const(np.zeros(want - have, dtype), "padding", dtype)
+        return em.op("Concat", flat, zeros, dtype=dtype, shape=(want,), axis=0)
     return flat
 
 
@@ -117,7 +120,7 @@ def _reshape(em: Emitter, x: ir.Value, have: tuple[int, ...], shape: tuple[int, 
 
 
 def lower_read_tensor(ctx: Any, eqn: Any) -> None:
-    """dmljax_read_tensor -> Reshape/Slice/Pad/Transpose/Expand, or one Gather of offsets."""
+    """dmljax_read_tensor -> Reshape/Slice/Concat/Transpose/Expand, or one Gather of offsets."""
     em, (buffer_var,), out = Emitter(ctx), eqn.invars, eqn.outvars[0]
     desc, dtype = eqn.params["desc"], out.aval.dtype
     sizes, strides, length = desc.sizes, desc.strides, buffer_var.aval.shape[0]

@@ -6,7 +6,7 @@ so every mode works per column with constant vectors of the axes' sizes:
 * ``promise_in_bounds``: the plain node (indices cast to INT64).
 * ``clip``: ``Min(Max(indices, -s), s - 1)`` per column, then the node.
 * ``fill`` (GatherND): tuples with any invalid index read tuple 0 and are zeroed with ``Where``.
-* ``fill`` (ScatterND, "drop"): each indexed axis gets one padding slot (``Pad``); negative
+* ``fill`` (ScatterND, "drop"): each indexed axis gets one padding slot (``Concat``); negative
   indices are wrapped and invalid tuples sent to the padding corner; ``ScatterND`` writes
   and a ``Slice`` removes the padding, so dropped updates touch nothing.
 
@@ -21,7 +21,7 @@ import numpy as np
 import onnx_ir as ir
 
 from dmljax.onnx._emit import Emitter
-from dmljax.onnx._indexing import _CARRIER, _cast, _zero_where_invalid
+from dmljax.onnx._indexing import _cast, _zero_where_invalid, scatter_attrs, scatter_carrier, slot_padded
 
 __all__ = ["lower_gather_nd", "lower_scatter_nd"]
 
@@ -36,14 +36,13 @@ def _tuples(em: Emitter, var: Any, sizes: tuple[int, ...], mode: str) -> tuple[i
         index = em.op("Min", index, em.const(max(sizes), "cap", dtype), dtype=dtype, shape=shape)
     if dtype != _I64:
         index = _cast(em, index, _I64, shape)
-    size = em.i64(sizes, "sizes")
     if mode == "clip":
         low = em.i64([-s for s in sizes] if dtype.kind == "i" else [0] * len(sizes), "low")
         index = em.op("Max", index, low, dtype=_I64, shape=shape)
         return em.op("Min", index, em.i64([s - 1 for s in sizes], "high"), dtype=_I64, shape=shape), None
     if mode != "fill":
         return index, None
-    zero = em.i64(0, "zero")
+    zero, size = em.i64(0, "zero"), em.i64(sizes, "sizes")
     negative = em.op("Less", index, zero, dtype=_BOOL, shape=shape)
     index = em.op("Where", negative, em.op("Add", index, size, dtype=_I64, shape=shape), index, dtype=_I64, shape=shape)
     inside = em.op(
@@ -85,23 +84,21 @@ def lower_scatter_nd(ctx: Any, eqn: Any) -> None:
     shape, dtype, mode = tuple(out.aval.shape), np.dtype(out.aval.dtype), eqn.params["mode"]
     k, index_shape = index_var.aval.shape[-1], tuple(index_var.aval.shape)
     reduction = eqn.params["reduction"]
-    attrs = {"reduction": reduction} if reduction != "none" else {}
     data, updates = em.input(input_var, "input"), em.input(updates_var, "updates")
-    index, valid = _tuples(em, index_var, shape[:k], mode)
-    if valid is None:
-        em.output(out, em.op("ScatterND", data, index, updates, dtype=dtype, shape=shape, **attrs))
-        return
-    carrier = _CARRIER.get(dtype, dtype)  # Pad's missing kernels
+    carrier = scatter_carrier(dtype, reduction)  # the reduction kernels onnxruntime lacks
+    attrs = scatter_attrs(carrier, reduction)
     if carrier != dtype:
         data = _cast(em, data, carrier, shape)
         updates = _cast(em, updates, carrier, tuple(updates_var.aval.shape))
+    index, valid = _tuples(em, index_var, shape[:k], mode)
+    if valid is None:
+        result = em.op("ScatterND", data, index, updates, dtype=carrier, shape=shape, **attrs)
+        em.output(out, result if carrier == dtype else _cast(em, result, dtype, shape))
+        return
     mask = em.op("Unsqueeze", valid, em.i64([len(index_shape) - 1], "axes"), dtype=_BOOL, shape=index_shape[:-1] + (1,))
     index = em.op("Where", mask, index, em.i64(shape[:k], "corner"), dtype=_I64, shape=index_shape)
-    pads = [0] * (2 * len(shape))
-    for axis in range(k):
-        pads[len(shape) + axis] = 1
     padded_shape = tuple(n + 1 for n in shape[:k]) + shape[k:]
-    padded = em.op("Pad", data, em.i64(pads, "pads"), dtype=carrier, shape=padded_shape)
+    padded = slot_padded(em, data, shape, tuple(range(k)), carrier)
     written = em.op("ScatterND", padded, index, updates, dtype=carrier, shape=padded_shape, **attrs)
     starts, ends, axes = em.i64([0] * k, "starts"), em.i64(shape[:k], "ends"), em.i64(list(range(k)), "axes")
     result = em.op("Slice", written, starts, ends, axes, dtype=carrier, shape=shape)

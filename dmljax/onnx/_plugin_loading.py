@@ -4,7 +4,8 @@ jax2onnx fills its registry (``PLUGIN_REGISTRY``, primitive name -> plugin) as a
 effect of importing its plugin modules; ``to_onnx`` imports every module of the
 ``jax2onnx.plugins`` tree first (about 1,500 modules with their dependencies). Here the
 plugin sources are scanned once for ``jaxpr_primitive=`` and the expression resolved to
-a primitive name (a string, or ``jax.lax.<name>_p.name``), and only the modules that
+a primitive name (a string, or ``jax.lax.<name>_p.name``), and for second names
+(``PLUGIN_REGISTRY.setdefault("stack", ...)``), and only the modules that
 register a needed name are imported. A primitive the scan cannot place falls back to
 jax2onnx's full import, so the result is never worse than ``to_onnx``'s.
 """
@@ -25,6 +26,8 @@ __all__ = ["ensure_plugins"]
 
 _REGISTERS = re.compile(r"jaxpr_primitive\s*=\s*([^,\n)]+)")
 _LAX_NAME = re.compile(r"(?:jax\.)?lax\.(?:linalg\.)?(\w+_p)\.name")
+# A second name for a plugin, e.g. jax.numpy.stack's for JAX's own ``stack`` primitive.
+_ALIASES = re.compile(r"PLUGIN_REGISTRY\.setdefault\(\s*[\"'](\w+)[\"']")
 
 
 def _resolve(expr: str) -> str | None:
@@ -48,8 +51,9 @@ def _index() -> dict[str, tuple[str, ...]]:
         if path.name in {"plugin_system.py", "__init__.py"}:
             continue
         module = ".".join(("jax2onnx.plugins", *path.relative_to(root).with_suffix("").parts))
-        for expr in _REGISTERS.findall(path.read_text(encoding="utf-8")):
-            name = _resolve(expr)
+        text = path.read_text(encoding="utf-8")
+        names = [_resolve(expr) for expr in _REGISTERS.findall(text)] + _ALIASES.findall(text)
+        for name in names:
             if name is not None:
                 found.setdefault(name, []).append(module)
     return {name: tuple(modules) for name, modules in found.items()}

@@ -6,9 +6,11 @@
   ``checkpoint``) are inlined, so markers inside jitted functions are reached;
 * each operator marker (`dmljax._core.markers`) becomes the operator's export-only
   primitive (`dmljax.onnx._primitives`) applied to the operator's inputs only, so the
-  implementation that computed the marked value is dead and removed (DCE);
-* the random operators, ``jax.random`` on `dmljax.prng_impl` keys, ``mode="checked"`` and
-  complex data are refused with a `dmljax.ValidationError` naming the operator;
+  implementation that computed the marked value is dead and removed (DCE); a float16/
+  bfloat16 add/mul scatter becomes a loop over its updates (`dmljax.onnx._sequential`);
+* the random operators, ``jax.random`` on `dmljax.prng_impl` keys, draws, splits and
+  fold-ins of every other key (threefry's included), ``mode="checked"`` and complex data
+  are refused with a `dmljax.ValidationError` naming the operator;
 * ``scan``, ``while`` and ``cond`` are traced again (`jax.lax.scan`, `jax.lax.while_loop`,
   `jax.lax.cond`; a ``switch`` as nested two-way conds, since jax2onnx lowers two
   branches only) with bodies this interpreter evaluates, so their markers become
@@ -31,6 +33,7 @@ from typing import Any
 
 import jax
 import jax.extend.core
+import jax.numpy as jnp
 import numpy as np
 from jax import lax
 from jax._src.interpreters import partial_eval as pe
@@ -38,10 +41,16 @@ from jax._src.lax import slicing
 
 from dmljax._core.errors import fail
 from dmljax._core.markers import MARK_P
-from dmljax.onnx._elementwise import elementwise_gather, elementwise_scatter, refuse_low_opset
+from dmljax.onnx._elementwise import (
+    elementwise_gather,
+    elementwise_scatter,
+    is_elementwise_scatter,
+    refuse_low_opset,
+)
 from dmljax.onnx._indexing import REDUCTION_OPSET
 from dmljax.onnx._layouts import slice_bounds
 from dmljax.onnx._primitives import EXPORT_PRIMITIVES
+from dmljax.onnx._sequential import needs_sequential, sequential_scatter
 
 __all__ = ["RANDOM_NAMES", "check_exportable", "check_marker", "primitive_names", "rewrite"]
 
@@ -50,6 +59,14 @@ _RANDOM_RULE = (
     "not reach an ONNX export: ONNX's RandomUniform, RandomNormal and Bernoulli are not Philox 4x32-10 "
     "and their bits are implementation-defined, so the deployed model could not reproduce dmljax's "
     "stream; generate the values in JAX and pass them to the model as an input"
+)
+# jax.random primitives that compute with a key's implementation (a hash of its words).
+_DRAWS = ("random_bits", "random_split", "random_fold_in", "threefry2x32")
+_DRAW_RULE = (
+    "not reach an ONNX export: ONNX has no counter-based generator (jax2onnx lowers the draw to "
+    "RandomUniform, whose bits are implementation-defined, or to a BitCast onnxruntime lacks), so the "
+    "deployed model could not reproduce JAX's stream; draw the values in JAX and pass them to the model "
+    "as an input"
 )
 _CALLS = {"jit", "pjit", "closed_call", "core_call", "custom_jvp_call", "custom_vjp_call", "checkpoint", "remat"}
 # The types of onnxruntime's CPU CumSum checked to add in sequence, bit for bit (tests/test_onnx_export_newops.py).
@@ -80,12 +97,14 @@ def primitive_names(jaxpr: Any) -> set[str]:
     return {eqn.primitive.name for eqn in _eqns(jaxpr)}
 
 
-def _key_impl(eqn: Any) -> str | None:
-    """The PRNG implementation of a key the equation reads or writes, or None."""
+def _key_impl(eqn: Any, full: bool = False) -> str | None:
+    """The PRNG implementation of a key the equation reads or writes (its tag, or with ``full``
+    its full name, e.g. ``threefry2x32``), or None."""
     for var in (*eqn.invars, *eqn.outvars):
         dtype = getattr(getattr(var, "aval", None), "dtype", None)
         if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
-            return str(dtype._impl)  # PRNGImpl.__str__: the name it was registered under
+            impl = dtype._impl
+            return str(getattr(impl, "name", impl)) if full else str(impl)  # __str__: the tag it was registered under
     return None
 
 
@@ -134,9 +153,13 @@ def check_exportable(jaxpr: Any, *, random_impls: tuple[str, ...], opset: int) -
     for eqn in _eqns(jaxpr):
         if eqn.primitive is MARK_P:
             check_marker(eqn, opset)
-        impl = _key_impl(eqn) if eqn.primitive.name.startswith("random_") else None
+        name = eqn.primitive.name
+        impl = _key_impl(eqn) if name.startswith("random_") else None
         if impl in random_impls:
-            raise fail(f"jax.random ({eqn.primitive.name})", f"a key of impl {impl!r}", _RANDOM_RULE, impl)
+            raise fail(f"jax.random ({name})", f"a key of impl {impl!r}", _RANDOM_RULE, impl)
+        if name in _DRAWS:  # any other implementation (threefry2x32, rbg...): no ONNX equivalent either
+            impl = _key_impl(eqn, full=True) or "threefry2x32"
+            raise fail(f"jax.random ({name})", f"a key of impl {impl!r}", _DRAW_RULE, impl)
         for var in (*eqn.invars, *eqn.outvars):
             dtype = getattr(getattr(var, "aval", None), "dtype", None)
             if dtype is not None and not jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
@@ -162,12 +185,26 @@ def _scan(invals: list[Any], *, jaxpr: Any, num_consts: int, num_carry: int, **p
 
 
 def _while(invals: list[Any], *, cond_jaxpr: Any, cond_nconsts: int, body_jaxpr: Any, body_nconsts: int) -> list[Any]:
+    """A ``while``, with a batched predicate (`jax.vmap` of a loop whose condition depends on
+    the batch) as XLA runs it: until every member is done, a finished member's carry kept."""
     cond_consts, body_consts = invals[:cond_nconsts], invals[cond_nconsts : cond_nconsts + body_nconsts]
-    return jax.lax.while_loop(
-        lambda c: _eval_closed(cond_jaxpr, [*cond_consts, *c])[0],
-        lambda c: _eval_closed(body_jaxpr, [*body_consts, *c]),
-        invals[cond_nconsts + body_nconsts :],
-    )
+    batched = bool(cond_jaxpr.out_avals[0].shape)
+
+    def cond(c: list[Any]) -> Any:
+        pred = _eval_closed(cond_jaxpr, [*cond_consts, *c])[0]
+        return jnp.any(pred) if batched else pred
+
+    def body(c: list[Any]) -> list[Any]:
+        new = _eval_closed(body_jaxpr, [*body_consts, *c])
+        if not batched:
+            return new
+        pred = _eval_closed(cond_jaxpr, [*cond_consts, *c])[0]  # a prefix of every carry's shape
+        return [
+            lax.select(lax.broadcast_in_dim(pred, jnp.shape(x), range(pred.ndim)), n, x)
+            for n, x in zip(new, c, strict=True)
+        ]
+
+    return jax.lax.while_loop(cond, body, invals[cond_nconsts + body_nconsts :])
 
 
 def _cond(invals: list[Any], *, branches: tuple[Any, ...], **_: Any) -> list[Any]:
@@ -196,19 +233,102 @@ def _platform_index(platforms: tuple[tuple[str, ...] | None, ...]) -> np.int32:
     return np.int32(next(i for i, names in enumerate(platforms) if names is not None and "cpu" in names))
 
 
-def _clip_scatter(eqn: Any, invals: list[Any]) -> tuple[list[Any], dict[str, Any]]:
+def _clip_scatter(invals: list[Any], params: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
     """A ``mode=CLIP`` lax scatter's operands with the indices clamped, and ``PROMISE_IN_BOUNDS``.
 
     jax2onnx lowers some clip-mode scatters (the transpose of a clip-mode gather, as in
     `jax.grad`) to a ScatterND without clamping, which onnxruntime rejects; XLA clamps the
     same way (`_clamp_scatter_indices`).
     """
-    params = dict(eqn.primitive.get_bind_params(eqn.params))
     operand, indices, updates = invals[:3]
-    dnums = params["dimension_numbers"]
-    clamped = slicing._clamp_scatter_indices(operand, indices, updates, dnums=dnums)
-    params["mode"] = lax.GatherScatterMode.PROMISE_IN_BOUNDS
-    return [operand, clamped, *invals[2:]], params
+    clamped = slicing._clamp_scatter_indices(operand, indices, updates, dnums=params["dimension_numbers"])
+    return [operand, clamped, *invals[2:]], params | {"mode": lax.GatherScatterMode.PROMISE_IN_BOUNDS}
+
+
+def _clip_gather(invals: list[Any], params: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    """A ``mode=CLIP`` lax gather's indices clamped as XLA clamps them (each start to
+    ``[0, size - slice size]``), and ``PROMISE_IN_BOUNDS``: jax2onnx's GatherND would count
+    a negative index from the end."""
+    operand, indices = invals
+    d, sizes = params["dimension_numbers"], params["slice_sizes"]
+    upper = np.array([operand.shape[a] - sizes[a] for a in d.start_index_map], np.int64)
+    upper = np.minimum(upper, np.iinfo(indices.dtype).max).astype(indices.dtype)
+    clamped = lax.clamp(
+        np.zeros((), indices.dtype), indices, lax.broadcast_in_dim(upper, indices.shape, (indices.ndim - 1,))
+    )
+    return [operand, clamped], params | {"mode": lax.GatherScatterMode.PROMISE_IN_BOUNDS}
+
+
+def _batch_columns(indices: Any, index_dims: tuple[int, ...]) -> Any:
+    """``indices`` (index vector last) with one more column per batching dimension: its position there."""
+    shape = indices.shape[:-1] + (1,)
+    columns = [lax.broadcasted_iota(indices.dtype, shape, d) for d in index_dims]
+    return lax.concatenate([indices, *columns], indices.ndim - 1)
+
+
+def _unbatched_scatter(invals: list[Any], params: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    """A lax scatter with batching dimensions (the transpose of `dmljax.gather_nd` with
+    ``batch_dims``, which jax2onnx cannot lower) as one without: each batching dimension
+    becomes an inserted window dimension indexed by a column of batch positions (in range)."""
+    d = params["dimension_numbers"]
+    dnums = lax.ScatterDimensionNumbers(
+        update_window_dims=d.update_window_dims,
+        inserted_window_dims=tuple(sorted(d.inserted_window_dims + d.operand_batching_dims)),
+        scatter_dims_to_operand_dims=d.scatter_dims_to_operand_dims + d.operand_batching_dims,
+    )
+    indices = _batch_columns(invals[1], d.scatter_indices_batching_dims)
+    return [invals[0], indices, *invals[2:]], params | {"dimension_numbers": dnums}
+
+
+def _unbatched_gather(invals: list[Any], params: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    """A lax gather with batching dimensions as one without (`_unbatched_scatter`'s rule)."""
+    d = params["dimension_numbers"]
+    dnums = lax.GatherDimensionNumbers(
+        offset_dims=d.offset_dims,
+        collapsed_slice_dims=tuple(sorted(d.collapsed_slice_dims + d.operand_batching_dims)),
+        start_index_map=d.start_index_map + d.operand_batching_dims,
+    )
+    indices = _batch_columns(invals[1], d.start_indices_batching_dims)
+    return [invals[0], indices], params | {"dimension_numbers": dnums}
+
+
+def _interior_pad(x: Any, value: Any, padding_config: tuple[tuple[int, int, int], ...]) -> Any:
+    """``lax.pad`` with interior padding as ONNX can run it (jax2onnx's Pad has no interior):
+    each element followed by ``interior`` copies of ``value`` (Concat, Reshape), the last
+    ones sliced off, then the edges as a plain pad. Used by `lax.associative_scan` (the
+    ``"mul"`` reduction's gradient)."""
+    for axis, (_, _, interior) in enumerate(padding_config):
+        n = x.shape[axis]
+        if interior == 0 or n == 0:
+            continue
+        shape = x.shape[: axis + 1] + (interior,) + x.shape[axis + 1 :]
+        fill = lax.broadcast_in_dim(value, shape, ())
+        spread = lax.concatenate([lax.expand_dims(x, (axis + 1,)), fill], axis + 1)
+        spread = spread.reshape(x.shape[:axis] + (n * (1 + interior),) + x.shape[axis + 1 :])
+        x = lax.slice_in_dim(spread, 0, n + (n - 1) * interior, axis=axis)
+    return lax.pad(x, value, [(low, high, 0) for low, high, _ in padding_config])
+
+
+def _signed_sort(invals: list[Any], params: dict[str, Any]) -> list[Any]:
+    """``lax.sort`` with unsigned operands sorted as signed ones of the same order (onnxruntime's
+    TopK, jax2onnx's sort, has no unsigned kernels): the top bit flipped, then a wrapping cast
+    to the signed type of the same width (``u - 2**(w-1)``), and back after."""
+
+    def top(dtype: np.dtype) -> np.ndarray:
+        return np.array(1 << (8 * dtype.itemsize - 1), dtype)
+
+    def there(x: Any) -> Any:
+        dtype = np.dtype(x.dtype)
+        if dtype.kind != "u":
+            return x
+        return lax.convert_element_type(lax.bitwise_xor(x, top(dtype)), np.dtype(f"int{8 * dtype.itemsize}"))
+
+    def back(y: Any, x: Any) -> Any:
+        dtype = np.dtype(x.dtype)
+        return y if dtype.kind != "u" else lax.bitwise_xor(lax.convert_element_type(y, dtype), top(dtype))
+
+    outs = lax.sort_p.bind(*map(there, invals), **params)
+    return [back(y, x) for y, x in zip(outs, invals, strict=True)]
 
 
 # The opset of the export in progress (read by `_bind`; `rewrite` sets it).
@@ -221,7 +341,8 @@ _CONTROL: dict[str, Callable[..., list[Any]]] = {"scan": _scan, "while": _while,
 
 def _folding(eqn: Any, invals: list[Any]) -> Any:
     """Evaluate now an equation of known integer scalars (the platform's branch index, clamped), else trace it."""
-    known = not any(isinstance(x, jax.core.Tracer) for x in invals)
+    # a symbolic dimension's value (dim_as_value) is known only to jax.export: traced, not folded
+    known = eqn.primitive.name != "dim_as_value" and not any(isinstance(x, jax.core.Tracer) for x in invals)
     scalar = not eqn.effects and all(
         getattr(v.aval, "shape", None) == () and jax.dtypes.issubdtype(v.aval.dtype, np.integer) for v in eqn.outvars
     )
@@ -232,12 +353,23 @@ def _bind(eqn: Any, invals: list[Any]) -> list[Any]:
     """``eqn``'s primitive bound again (an elementwise lax gather/scatter as GatherElements/ScatterElements)."""
     params, name = eqn.primitive.get_bind_params(eqn.params), eqn.primitive.name
     out = None
-    if name == "gather":
+    if name == "pad" and any(interior for _, _, interior in params["padding_config"]):
+        out = _interior_pad(invals[0], invals[1], params["padding_config"])
+    elif name == "gather":
         out = elementwise_gather(invals, params)
+        if out is None and params["dimension_numbers"].operand_batching_dims:
+            invals, params = _unbatched_gather(invals, params)
+        if out is None and params["mode"] == lax.GatherScatterMode.CLIP:
+            invals, params = _clip_gather(invals, params)
     elif name in _SCATTERS:
         out = elementwise_scatter(name, invals, params, _OPSET.get())
+        batched = params["dimension_numbers"].operand_batching_dims
+        if out is None and batched and not is_elementwise_scatter(name, invals, params):  # else: opset, refused
+            invals, params = _unbatched_scatter(invals, params)
         if out is None and params.get("mode") == lax.GatherScatterMode.CLIP:
-            invals, params = _clip_scatter(eqn, invals)
+            invals, params = _clip_scatter(invals, params)
+    if name == "sort" and any(np.dtype(x.dtype).kind == "u" for x in invals):
+        return _signed_sort(invals, params)
     if out is not None:
         return [out]
     with eqn.ctx.manager, _folding(eqn, invals):
@@ -267,8 +399,11 @@ def _eval(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
             with eqn.ctx.manager:
                 outs = list(_CONTROL[eqn.primitive.name](invals, **eqn.params))
         elif eqn.primitive is MARK_P and eqn.params["op"] in EXPORT_PRIMITIVES:
-            params = {k: v for k, v in eqn.params.items() if k != "op"}
-            outs = [EXPORT_PRIMITIVES[eqn.params["op"]].bind(*invals[1:], **params)]
+            op, params = eqn.params["op"], {k: v for k, v in eqn.params.items() if k != "op"}
+            if needs_sequential(op, invals[1:], params):  # float16/bfloat16 add/mul: rounded per update
+                outs = [sequential_scatter(op, invals[1:], params, _OPSET.get())]
+            else:
+                outs = [EXPORT_PRIMITIVES[op].bind(*invals[1:], **params)]
         else:
             outs = _bind(eqn, invals)
         env.update(zip(eqn.outvars, outs, strict=True))
