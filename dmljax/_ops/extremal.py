@@ -1,0 +1,128 @@
+"""Float scatter ``"max"``/``"min"``: onnxruntime's sequential loop, in an order-free form.
+
+ONNX ScatterND and ScatterElements (opset 18) fold ``output[t] = f(output[t], u)`` over the
+updates in row-major order. onnxruntime's CPU kernels (``Func_Max``/``Func_Min`` in
+``onnxruntime/core/providers/cpu/tensor/scatter.cc`` and ``scatter_nd.cc``) define ``f`` as
+``out = (out > u) ? out : u`` for max (``<`` for min): the current value stays only where it
+is strictly better, so a NaN update replaces it, a NaN current value is replaced by the next
+update, and of equal values (``+0.0``/``-0.0``) the later one wins. Checked exhaustively
+against onnxruntime (docs/semantics.md, "Scatter max and min").
+
+That fold needs no order once it is read backwards. For one target, take the sequence
+``x, u0, u1, ...`` (the input's value, then its updates in loop order) and let ``p`` be the
+position of its last NaN. If ``p`` is the last position, the result is that NaN; otherwise it
+is the last of the elements after ``p`` that equal their maximum (after ``p`` there is no NaN,
+and the fold takes every value that is not strictly worse). `combine_extremal` computes the
+position of that element, the *winner*, with
+
+1. a scatter-max of the loop positions of NaN updates (the last NaN update of each target);
+2. a scatter-max (min) of the values after it, the *contenders* (NaN-free; the result is only
+   compared with ``==``, so which zero XLA keeps of ``+0.0``/``-0.0`` does not matter);
+3. a scatter-max of the positions of contenders equal to that extreme;
+
+then gathers the winner's value, bit for bit (a NaN's payload included). Two unsigned integer
+scatter-maxes and one NaN-free float scatter: exact in any order, so on any device count and
+under any partitioning; O(M + N) for M updates into N elements.
+
+Gradients (`jax.custom_jvp`): the tangent of each output element is the tangent of its
+winner, the element its value is taken from. Every other element, the input's value
+included, gets exactly zero, and ties are not shared: the last of equal extremes in loop
+order takes the whole cotangent (``jnp``'s ``.at[].max`` and torch's ``scatter_reduce``
+share it among ties).
+
+Integer and bool data are not for this module: one XLA scatter is exact for them
+(`dmljax._ops.reductions.combine`).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from dmljax._ops.indices import position_dtype
+
+__all__ = ["combine_extremal"]
+
+_SCATTERS = {"max": lax.scatter_max, "min": lax.scatter_min}
+
+
+def combine_extremal(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str) -> jax.Array:
+    """Fold float ``updates`` into ``flat`` at ``targets`` with onnxruntime's max or min, in loop order.
+
+    Args:
+      flat: 1-D float array (float16, bfloat16, float32, float64), the flattened input.
+      targets: 1-D unsigned positions into ``flat``; values ``>= flat.size`` are dropped.
+      updates: 1-D array of ``targets.shape`` and ``flat``'s type, in loop order.
+      reduction: ``"max"`` or ``"min"``.
+
+    Returns:
+      ``flat`` with every update folded into its target.
+
+    Examples:
+      >>> nan = float("nan")
+      >>> x = jnp.array([nan, 1.0, -0.0])
+      >>> t = jnp.array([0, 1, 1, 2, 7], jnp.uint32)  # 7: dropped
+      >>> combine_extremal(x, t, jnp.array([2.0, nan, 0.5, 0.0, 9.0]), "max")  # NaN: replaced, then replacing
+      Array([2. , 0.5, 0. ], dtype=float32)
+    """
+    if targets.shape[0] == 0:  # a symbolic size (jax.export) is never 0
+        return flat
+    return _extremal(flat, targets, updates, reduction)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(3,))
+def _extremal(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str) -> jax.Array:
+    return _take(flat, updates, _winners(flat, targets, updates, reduction))
+
+
+@_extremal.defjvp
+def _extremal_jvp(reduction: str, primals: tuple, tangents: tuple) -> tuple[jax.Array, jax.Array]:
+    """The winner's tangent: exactly zero for every element the result is not taken from."""
+    flat, targets, updates = primals
+    d_flat, _, d_updates = tangents
+    winners = _winners(flat, targets, updates, reduction)
+    return _take(flat, updates, winners), _take(d_flat, d_updates, winners)
+
+
+def _winners(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str) -> jax.Array:
+    """Per output element, the loop position (0: the input's value, ``i + 1``: update ``i``) its value comes from."""
+    m = targets.shape[0]
+    dtype = position_dtype(m)  # holds m: the positions are 0 (the input) to m
+    positions = lax.iota(dtype, m) + np.asarray(1, dtype)
+    none = jnp.zeros_like(flat, dtype)
+    last_nan = _scatter(none, targets, jnp.where(jnp.isnan(updates), positions, 0), "max")
+    contends = positions > _gather(last_nan, targets)  # after the target's last NaN: never NaN
+    worst = np.asarray(-np.inf if reduction == "max" else np.inf, flat.dtype)
+    first = (last_nan == 0) & ~jnp.isnan(flat)  # the input's value contends: no NaN at all in its sequence
+    best = _scatter(jnp.where(first, flat, worst), targets, jnp.where(contends, updates, worst), reduction)
+    wins = contends & (updates == _gather(best, targets))
+    return _scatter(last_nan, targets, jnp.where(wins, positions, 0), "max")  # none: the last NaN, else the input
+
+
+def _take(flat: jax.Array, updates: jax.Array, winners: jax.Array) -> jax.Array:
+    """The winners' values: ``flat`` where the winner is 0, else ``updates[winner - 1]``."""
+    one = np.asarray(1, winners.dtype)
+    return jnp.where(winners == 0, flat, _gather(updates, winners - one))  # 0 - 1 wraps: clipped, not selected
+
+
+# `dmljax._ops.reductions.scatter_at`/`gather_at`, which this module cannot import (reductions
+# dispatches here; the package allows no import cycle): positions stay unsigned, as jnp's
+# ``.at`` would turn uint32 positions of 2^31 and more negative with x64 off.
+
+
+def _scatter(x: jax.Array, positions: jax.Array, values: jax.Array, reduction: str) -> jax.Array:
+    """``x.at[positions].max(values, mode="drop")`` (or ``.min``), positions unsigned."""
+    dnums = lax.ScatterDimensionNumbers(
+        update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
+    )
+    return _SCATTERS[reduction](x, positions[:, None], values, dnums, mode=lax.GatherScatterMode.FILL_OR_DROP)
+
+
+def _gather(x: jax.Array, positions: jax.Array) -> jax.Array:
+    """``x.at[positions].get(mode="clip")``, positions unsigned."""
+    dnums = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
+    return lax.gather(x, positions[:, None], dnums, (1,), mode=lax.GatherScatterMode.CLIP)
