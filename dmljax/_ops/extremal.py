@@ -48,6 +48,7 @@ from dmljax._ops.indices import position_dtype
 __all__ = ["combine_extremal"]
 
 _SCATTERS = {"max": lax.scatter_max, "min": lax.scatter_min}
+_UNSIGNED = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 def combine_extremal(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str) -> jax.Array:
@@ -84,8 +85,8 @@ def _extremal_jvp(reduction: str, primals: tuple, tangents: tuple) -> tuple[jax.
     """The winner's tangent: exactly zero for every element the result is not taken from."""
     flat, targets, updates = primals
     d_flat, _, d_updates = tangents
-    winners = _winners(flat, targets, updates, reduction)
-    return _take(flat, updates, winners), _take(d_flat, d_updates, winners)
+    out = _extremal(flat, targets, updates, reduction)  # itself: differentiable again (second order)
+    return out, _take(d_flat, d_updates, _winners(flat, targets, updates, reduction), bits=False)
 
 
 def _winners(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str) -> jax.Array:
@@ -103,10 +104,19 @@ def _winners(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction:
     return _scatter(last_nan, targets, jnp.where(wins, positions, 0), "max")  # none: the last NaN, else the input
 
 
-def _take(flat: jax.Array, updates: jax.Array, winners: jax.Array) -> jax.Array:
-    """The winners' values: ``flat`` where the winner is 0, else ``updates[winner - 1]``."""
-    one = np.asarray(1, winners.dtype)
-    return jnp.where(winners == 0, flat, _gather(updates, winners - one))  # 0 - 1 wraps: clipped, not selected
+def _take(flat: jax.Array, updates: jax.Array, winners: jax.Array, bits: bool = True) -> jax.Array:
+    """The winners' values: ``flat`` where the winner is 0, else ``updates[winner - 1]``.
+
+    ``bits``: gather the updates' bits as unsigned integers. A partitioned gather reads each
+    shard's own elements, zeros elsewhere, and sums the shards: ``-0.0 + 0.0`` is ``+0.0``.
+    Tangents (``bits=False``) stay floats, differentiable again.
+    """
+    where = winners - np.asarray(1, winners.dtype)  # 0 - 1 wraps: clipped, not selected
+    if not bits:
+        return jnp.where(winners == 0, flat, _gather(updates, where))
+    unsigned = _UNSIGNED[np.dtype(updates.dtype).itemsize]
+    taken = lax.bitcast_convert_type(_gather(lax.bitcast_convert_type(updates, unsigned), where), updates.dtype)
+    return jnp.where(winners == 0, flat, taken)
 
 
 # `dmljax._ops.reductions.scatter_at`/`gather_at`, which this module cannot import (reductions
