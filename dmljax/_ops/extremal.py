@@ -95,8 +95,16 @@ def _winners(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction:
     dtype = position_dtype(m)  # holds m: the positions are 0 (the input) to m
     positions = lax.iota(dtype, m) + np.asarray(1, dtype)
     none = jnp.zeros_like(flat, dtype)
-    last_nan = _scatter(none, targets, jnp.where(jnp.isnan(updates), positions, 0), "max")
-    contends = positions > _gather(last_nan, targets)  # after the target's last NaN: never NaN
+
+    def nan_free() -> tuple[jax.Array, jax.Array]:
+        return none, jnp.ones(positions.shape, bool)
+
+    def with_nan() -> tuple[jax.Array, jax.Array]:
+        last_nan = _scatter(none, targets, jnp.where(jnp.isnan(updates), positions, 0), "max")
+        return last_nan, positions > _gather(last_nan, targets)  # after the target's last NaN: never NaN
+
+    # NaN-free updates (the usual case) skip a scatter and a gather (under vmap both branches run).
+    last_nan, contends = lax.cond(jnp.any(jnp.isnan(updates)), with_nan, nan_free)
     worst = np.asarray(-np.inf if reduction == "max" else np.inf, flat.dtype)
     first = (last_nan == 0) & ~jnp.isnan(flat)  # the input's value contends: no NaN at all in its sequence
     best = _scatter(jnp.where(first, flat, worst), targets, jnp.where(contends, updates, worst), reduction)
