@@ -18,6 +18,8 @@ from tests.multidevice import run_json
 
 nan, inf = np.nan, np.inf
 FLOATS = ["float16", "bfloat16", "float32", "float64"]
+# float32 in the fast tier; the other types take 1-4 s each (--full runs them).
+TYPES = [pytest.param(d, marks=[] if d == "float32" else [pytest.mark.slow]) for d in FLOATS]
 SPECIAL = [nan, -nan, 0.0, -0.0, inf, -inf, 1.0, -1.0, 2.0, 0.5]
 
 
@@ -84,7 +86,7 @@ def test_the_issues_cases():
 # ----- random special-value cases: the loop, onnxruntime, jit, vmap ----------------------
 
 
-@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("dtype", TYPES)
 @pytest.mark.parametrize("reduction", ["max", "min"])
 def test_scatter_against_the_loop(reduction, dtype):
     rng = np.random.default_rng(FLOATS.index(dtype))
@@ -98,7 +100,7 @@ def test_scatter_against_the_loop(reduction, dtype):
             assert bits(f(data, indices, updates, axis=axis, reduction=reduction)) == want
 
 
-@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("dtype", TYPES)
 @pytest.mark.parametrize("reduction", ["max", "min"])
 def test_scatter_nd_against_the_loop(reduction, dtype):
     rng = np.random.default_rng(10 + FLOATS.index(dtype))
