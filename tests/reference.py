@@ -147,12 +147,28 @@ def gather_elements_grad(shape, indices: np.ndarray, cotangent: np.ndarray, axis
 # https://onnx.ai/onnx/operators/onnx__ScatterND.html
 # https://onnx.ai/onnx/operators/onnx__ScatterElements.html
 
+# max/min as onnxruntime's CPU kernels fold them (Func_Max/Func_Min in
+# onnxruntime/core/providers/cpu/tensor/scatter.cc): the current value stays only where it is
+# strictly better, so a NaN update replaces it, a NaN current value gives way to the next
+# update, and of equal values (+0.0, -0.0) the later one wins. (Python's max(a, b) keeps a
+# on ties and a NaN a.)
 REDUCE = {
     "add": lambda a, b: a + b,
     "mul": lambda a, b: a * b,
-    "max": lambda a, b: max(a, b),
-    "min": lambda a, b: min(a, b),
+    "max": lambda a, b: a if a > b else b,
+    "min": lambda a, b: a if a < b else b,
 }
+
+
+def extremal_winner(sequence, reduction: str) -> int:
+    """The position in ``sequence`` (the input's value, then its updates in loop order) whose
+    value ``REDUCE[reduction]`` folds them to: the element a max/min scatter's result is taken from."""
+    winner = 0
+    for k in range(1, len(sequence)):
+        kept = sequence[winner] > sequence[k] if reduction == "max" else sequence[winner] < sequence[k]
+        if not kept:
+            winner = k
+    return winner
 
 
 def _tuple(index_tuple, shape, mode) -> tuple | None:

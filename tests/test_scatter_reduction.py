@@ -265,6 +265,11 @@ BIG_PROGRAMS = {  # name -> (function, argument specs, config overrides)
         {},
     ),
     "scatter max": (lambda x, i, u: dmljax.scatter(x, i, u, reduction="max"), (_BIG, _FOUR, spec((4,), "int8")), {}),
+    "scatter float max, order-free": (
+        lambda x, i, u: dmljax.scatter(x, i, u, reduction="max"),
+        (_BIG_F32, _FOUR, spec((4,), "float32")),
+        {},
+    ),
     "scatter float add, one CPU scatter": (
         lambda x, i, u: dmljax.scatter(x, i, u, reduction="add"),
         (_BIG_F32, _FOUR, spec((4,), "float32")),

@@ -139,7 +139,9 @@ def scatter_nd(
     and combine exactly as ONNX's loop does, in row-major order of the updates, bit for bit
     and on every platform (`dmljax._ops.reductions`: one XLA scatter, an in-order loop, on
     one CPU device; elsewhere float ``"add"``/``"mul"`` cost grows with the largest number of
-    updates of one element, docs/design/ordered-reductions.md).
+    updates of one element, docs/design/ordered-reductions.md). Float ``"max"``/``"min"``
+    fold as onnxruntime's kernels do: a NaN update replaces, a NaN is replaced by the next
+    update, of equal values (``+0.0``, ``-0.0``) the later one wins (docs/semantics.md).
 
     Out-of-range indices: concrete ones raise `IndexError` (``mode`` None or "checked");
     traced ones drop the update by default (`dmljax.IndexMode`: ``"clip"`` writes at the
@@ -147,8 +149,9 @@ def scatter_nd(
 
     Gradients: ``"none"``: the cotangent flows to the updates at their written positions
     and is zero in the input there; ``"add"``: to both everywhere; ``"mul"``: the product
-    rule (no division by an update); ``"max"``/``"min"``: JAX's scatter rules (ties share
-    the cotangent equally, the input's value included).
+    rule (no division by an update); ``"max"``/``"min"``: to the element the result is
+    taken from (the last of equal extremes in loop order; not shared among ties), exactly
+    zero to every other.
 
     Args:
       input: array of 1 to 8 dimensions, any `DataType`.

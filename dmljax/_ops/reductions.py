@@ -44,6 +44,7 @@ from jax import lax
 from dmljax._core.config import config
 from dmljax._core.errors import fail
 from dmljax._core.platform import concrete_shape, cpu_or_plain, one_device_shape
+from dmljax._ops.extremal import combine_extremal
 from dmljax._ops.indices import position_dtype, size_scalar
 from dmljax._ops.positions import gather_at, scatter_at
 
@@ -95,6 +96,8 @@ def combine(
       >>> combine(x, jnp.array([1, 1, 1], jnp.uint32), jnp.array([1e8, -1e8, 1.0]), "add")
       Array([0., 1.], dtype=float32)
     """
+    if reduction in ("max", "min") and jnp.issubdtype(flat.dtype, jnp.floating):  # onnxruntime's NaN and zero rules
+        return combine_extremal(flat, targets, updates, reduction)
     if reduction in ("max", "min") or np.dtype(flat.dtype).kind not in "fc":
         return _unordered(flat, targets, updates, reduction)
     return _ordered(flat, targets, updates, reduction)

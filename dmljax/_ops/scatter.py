@@ -76,12 +76,16 @@ def scatter(
     duplicate indices are valid and combine exactly as ONNX's loop does, bit for bit and on
     every platform (`dmljax._ops.reductions`: one XLA scatter, an in-order loop, on one
     CPU device; elsewhere float ``"add"``/``"mul"`` cost grows with the largest number of
-    updates of one element, docs/design/ordered-reductions.md).
+    updates of one element, docs/design/ordered-reductions.md). Float ``"max"``/``"min"``
+    fold as onnxruntime's kernels do, ``out = out if out > u else u`` (``<`` for min): a NaN
+    update replaces, a NaN is replaced by the next update, and of equal values (``+0.0``,
+    ``-0.0``) the later one wins (docs/semantics.md, "Scatter max and min").
 
     Gradients: the input's gradient is the cotangent, zero where an update overwrote it;
     the updates' gradient is the cotangent gathered at their positions. With a reduction:
     ``"add"`` passes the cotangent to both; ``"mul"`` the product rule; ``"max"``/``"min"``
-    JAX's scatter rules (ties share the cotangent equally, the input's value included).
+    give it to the element the result is taken from (the last of equal extremes in loop
+    order; not shared among ties) and exactly zero to every other.
 
     Args:
       input: array of 1 to 8 dimensions, any `DataType`.
