@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -47,6 +46,8 @@ from dmljax._core.dtypes import x64_enabled
 from dmljax._core.errors import fail
 from dmljax._core.limits import UINT32_MAX
 from dmljax._core.platform import concrete_shape, cpu_or_plain, one_device_shape
+from dmljax._ops import ordered_partition, sorted_fold
+from dmljax._ops.at import gather_at, scatter_at
 from dmljax._ops.indices import IndexMode, position_dtype, size_scalar
 
 __all__ = [
@@ -63,51 +64,6 @@ __all__ = [
 # ONNX's reduction attribute (ScatterND 16/18, ScatterElements 16/18).
 REDUCTIONS = ("none", "add", "mul", "max", "min")
 
-_OPS = {"add": lax.add, "mul": lax.mul}
-
-_SCATTERS = {
-    "none": lax.scatter,
-    "add": lax.scatter_add,
-    "mul": lax.scatter_mul,
-    "max": lax.scatter_max,
-    "min": lax.scatter_min,
-}
-
-
-def scatter_at(
-    x: jax.Array, positions: jax.Array, updates: jax.Array, reduction: str = "none", unique: bool = False
-) -> jax.Array:
-    """``x.at[positions].<reduction>(updates, mode="drop")`` along axis 0, positions kept unsigned.
-
-    jnp's ``.at`` converts uint32 positions to int32 when ``jax_enable_x64`` is off, so a
-    position of 2^31 or more would wrap (and then count from the end); `lax.scatter` takes
-    them as they are. ``positions``: 1-D unsigned, ``>= x.shape[0]`` dropped; ``updates``:
-    ``positions.shape + x.shape[1:]``; ``reduction``: ``"none"`` (overwrite) or one of
-    `REDUCTIONS`' combiners; ``unique``: the positions are promised distinct.
-
-    Examples:
-      >>> scatter_at(jnp.zeros(3), jnp.array([2, 2, 7], jnp.uint32), jnp.array([1.0, 2.0, 4.0]), "add")
-      Array([0., 0., 3.], dtype=float32)
-    """
-    window = tuple(range(1, x.ndim))
-    dnums = lax.ScatterDimensionNumbers(
-        update_window_dims=window, inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
-    )
-    drop = lax.GatherScatterMode.FILL_OR_DROP
-    return _SCATTERS[reduction](x, positions[:, None], updates, dnums, unique_indices=unique, mode=drop)
-
-
-def gather_at(x: jax.Array, positions: jax.Array) -> jax.Array:
-    """``x.at[positions].get(mode="clip")`` for 1-D ``x`` and unsigned ``positions``, kept unsigned
-    (see `scatter_at`).
-
-    Examples:
-      >>> gather_at(jnp.arange(3.0), jnp.array([2, 0, 9], jnp.uint32))
-      Array([2., 0., 2.], dtype=float32)
-    """
-    dnums = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
-    return lax.gather(x, positions[..., None], dnums, (1,), mode=lax.GatherScatterMode.CLIP)
-
 
 def check_reduction(op: str, reduction: object) -> str:
     """Validate ``reduction``; return it.
@@ -121,7 +77,9 @@ def check_reduction(op: str, reduction: object) -> str:
     return reduction
 
 
-def combine(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str) -> jax.Array:
+def combine(
+    flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str, *, indices_are_sorted: bool = False
+) -> jax.Array:
     """Fold ``updates`` into ``flat`` at ``targets`` in the order of ``updates`` (ONNX's loop).
 
     Args:
@@ -129,6 +87,9 @@ def combine(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: 
       targets: 1-D unsigned positions into ``flat``; values ``>= flat.size`` are dropped.
       updates: 1-D array of ``targets.shape`` and ``flat``'s type, in loop order.
       reduction: ``"add"``, ``"mul"``, ``"max"`` or ``"min"``.
+      indices_are_sorted: the caller promises ``targets`` ascending (as unsigned, dropped
+        ones included): the sorted formulation skips its sort. A broken promise gives
+        wrong sums, as in `jax.ops.segment_sum`.
 
     Returns:
       ``flat`` with every update combined into its target.
@@ -142,40 +103,67 @@ def combine(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: 
     """
     if reduction in ("max", "min") or np.dtype(flat.dtype).kind not in "fc":
         return _unordered(flat, targets, updates, reduction)
-    return _ordered(flat, targets, updates, reduction)
+    return _ordered(flat, targets, updates, reduction, indices_are_sorted)
 
 
 def _unordered(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str) -> jax.Array:
     """One XLA scatter: exact whatever order it combines in (integers, max, min)."""
-    if flat.dtype == jnp.bool_ and reduction in _OPS:  # ONNX on bool: or / and
+    if flat.dtype == jnp.bool_ and reduction in ("add", "mul"):  # ONNX on bool: or / and
         reduction = {"add": "max", "mul": "min"}[reduction]
     return scatter_at(flat, targets, updates, reduction)
 
 
-def cpu_scatter_in_order(flat: jax.Array, reduction: str) -> bool:
-    """Whether XLA CPU may combine with one scatter: the switch is on, one device, and the
-    scatter's combiner is the loop's (a complex product's is not: its roundings differ).
+def cpu_scatter_in_order(flat: jax.Array, reduction: str, one_device: bool = True) -> bool:
+    """Whether XLA CPU may combine with one scatter: the switch is on, one device (unless
+    ``one_device=False``: the caller runs it on replicated operands), and the scatter's
+    combiner is the loop's (a complex product's is not: its roundings differ).
 
     Examples:
       >>> cpu_scatter_in_order(jnp.zeros(3), "mul"), cpu_scatter_in_order(jnp.zeros(3, jnp.complex64), "mul")
       (True, False)
     """
     real = np.dtype(flat.dtype).kind == "f"
-    return config.cpu_ordered_scatter and one_device_shape(flat.shape) and (real or reduction == "add")
+    unpartitioned = one_device_shape(flat.shape) or not one_device
+    return config.cpu_ordered_scatter and unpartitioned and (real or reduction == "add")
 
 
-@functools.partial(jax.custom_jvp, nondiff_argnums=(3,))
-def _ordered(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str) -> jax.Array:
-    """The loop's result: one XLA scatter on XLA CPU where `cpu_scatter_in_order`, else `_rounds`."""
-    rounds = functools.partial(_rounds, reduction=reduction)
-    if not cpu_scatter_in_order(flat, reduction):
-        return rounds(flat, targets, updates)
+def off_cpu(
+    flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str, indices_are_sorted: bool = False
+) -> jax.Array:
+    """The formulation of every platform but one XLA CPU device: the sorted fold
+    (`dmljax._ops.sorted_fold`), or the rounds with config ``ordered_rounds``."""
+    if config.ordered_rounds:
+        return _rounds(flat, targets, updates, reduction)
+    return sorted_fold.fold(flat, targets, updates, reduction, indices_are_sorted)
+
+
+def in_order(
+    flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str, indices_are_sorted: bool, one_device: bool
+) -> jax.Array:
+    """The loop's result on unpartitioned operands: one XLA scatter on XLA CPU where
+    `cpu_scatter_in_order`, else `off_cpu`."""
+    plain = functools.partial(off_cpu, reduction=reduction, indices_are_sorted=indices_are_sorted)
+    if not cpu_scatter_in_order(flat, reduction, one_device):
+        return plain(flat, targets, updates)
     scatter = functools.partial(_unordered, reduction=reduction)
-    return cpu_or_plain(scatter, rounds, flat, targets, updates)
+    return cpu_or_plain(scatter, plain, flat, targets, updates)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(3, 4))
+def _ordered(
+    flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str, indices_are_sorted: bool
+) -> jax.Array:
+    """`in_order`; in a process with several devices (concrete shapes, config
+    ``ordered_replicated_partitions``) through `dmljax._ops.ordered_partition`, whose
+    partitioned program runs it on replicated operands."""
+    if config.ordered_replicated_partitions and jax.device_count() > 1 and concrete_shape(flat.shape + targets.shape):
+        return ordered_partition.replicated(in_order, reduction, indices_are_sorted, flat, targets, updates)
+    return in_order(flat, targets, updates, reduction, indices_are_sorted, one_device=True)
 
 
 def _rounds(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str) -> jax.Array:
-    """The ordered fold of the module doc: rounds in which each target takes its first pending update."""
+    """The rounds (config ``ordered_rounds``; the sorted fold's oracle in the tests): each round
+    every target takes its first pending update. O(R M), R the largest duplicate count."""
     m, n = targets.shape[0], flat.shape[0]
     if m == 0:  # a symbolic size (jax.export) is never 0
         return flat
@@ -183,7 +171,7 @@ def _rounds(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: 
     last = size_scalar(m, order.dtype)
     dump = size_scalar(n, targets.dtype)  # out of range: dropped by the scatters
     fresh = concrete_shape((n, m)) and n <= m  # a fresh buffer costs no more than a reset of the M positions
-    f = _OPS[reduction]
+    f = sorted_fold.OPS[reduction]
 
     def body(state: tuple[jax.Array, jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array, jax.Array]:
         out, pending, first = state
@@ -203,68 +191,16 @@ def _rounds(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: 
 
 
 @_ordered.defjvp
-def _ordered_jvp(reduction: str, primals: tuple, tangents: tuple) -> tuple[jax.Array, jax.Array]:
+def _ordered_jvp(reduction: str, indices_are_sorted: bool, primals: tuple, tangents: tuple) -> tuple:
     flat, targets, updates = primals
     d_flat, _, d_updates = tangents
-    out = _ordered(flat, targets, updates, reduction)
+    out = _ordered(flat, targets, updates, reduction, indices_are_sorted)
     if reduction == "add":
         return out, scatter_at(d_flat, targets, d_updates, "add")
-    product, others = _products(flat.shape[0], targets, updates)
+    product, others = sorted_fold.run_products(flat.shape[0], targets, updates, indices_are_sorted)
     x = gather_at(flat, targets)
     tangent = d_flat * product + scatter_at(jnp.zeros_like(flat), targets, d_updates * others * x, "add")
     return out, tangent
-
-
-def _products(n: int, targets: jax.Array, updates: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Per output element the product of its updates; per update the product of the
-    other updates of its target (exclusive prefix times exclusive suffix: no division)."""
-    m = targets.shape[0]
-    one = jnp.ones((1,), updates.dtype)
-    if m == 0:
-        return jnp.ones((n,), updates.dtype), updates
-    iota = lax.iota(position_dtype(m), m)
-    sorted_targets, perm = lax.sort((targets, iota), num_keys=1, is_stable=True)  # each target's run, in order
-    u = gather_at(updates, perm)
-    start = jnp.concatenate([jnp.ones((1,), bool), sorted_targets[1:] != sorted_targets[:-1]])
-    end = jnp.concatenate([start[1:], jnp.ones((1,), bool)])
-    prefix = _segmented_product(jnp.concatenate([one, u[:-1]]), start)
-    suffix = _segmented_product(jnp.concatenate([one, u[::-1][:-1]]), end[::-1])[::-1]
-    others = scatter_at(jnp.zeros_like(updates), perm, prefix * suffix, unique=True)
-    product = scatter_at(jnp.ones((n,), updates.dtype), targets, updates, "mul")
-    return product, others
-
-
-def _segmented_product(values: jax.Array, start: jax.Array) -> jax.Array:
-    """Inclusive products that restart at each ``start`` (where the value is taken as 1)."""
-    values = jnp.where(start, jnp.ones_like(values), values)
-
-    def op(a: tuple[jax.Array, jax.Array], b: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array]:
-        return a[0] | b[0], jnp.where(b[0], b[1], a[1] * b[1])
-
-    if not concrete_shape(values.shape):  # jax.export: JAX's associative_scan needs a known length
-        return _doubling_scan(op, start, values)
-    return lax.associative_scan(op, (start, values))[1]
-
-
-def _doubling_scan(op: Callable, start: jax.Array, values: jax.Array) -> jax.Array:
-    """The same scan for a symbolic length: log2(m) steps in a `lax.while_loop`, each
-    combining every element with the one ``shift`` before it (Hillis-Steele; the products
-    are grouped otherwise than `lax.associative_scan` groups them, so they may round otherwise)."""
-    m = values.shape[0]
-    iota = lax.iota(position_dtype(m), m)
-    size = size_scalar(m, iota.dtype)
-
-    def body(state: tuple[jax.Array, jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array, jax.Array]:
-        shift, flags, products = state
-        source = iota - shift  # wraps below shift: masked
-        has = iota >= shift
-        earlier = (gather_at(flags, source), gather_at(products, source))
-        new_flags, new_products = op(earlier, (flags, products))
-        flags, products = jnp.where(has, new_flags, flags), jnp.where(has, new_products, products)
-        return shift + jnp.minimum(shift, size - shift), flags, products  # covers min(2 shift, m): no overflow
-
-    one = jnp.ones((), iota.dtype)
-    return lax.while_loop(lambda s: s[0] < size, body, (one, start, values))[2]
 
 
 def flat_dtype(op: str, shape: tuple[int, ...]) -> np.dtype:
