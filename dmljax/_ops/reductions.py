@@ -171,7 +171,7 @@ def _rounds(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: 
     last = size_scalar(m, order.dtype)
     dump = size_scalar(n, targets.dtype)  # out of range: dropped by the scatters
     fresh = concrete_shape((n, m)) and n <= m  # a fresh buffer costs no more than a reset of the M positions
-    f = sorted_fold.OPS[reduction]
+    f = sorted_fold.combiner(reduction, updates)
 
     def body(state: tuple[jax.Array, jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array, jax.Array]:
         out, pending, first = state

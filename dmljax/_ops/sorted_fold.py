@@ -26,31 +26,43 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from dmljax._core.platform import concrete_shape
+from dmljax._core.platform import concrete_shape, opaque_predicate
 from dmljax._ops.at import gather_at, scatter_at
 from dmljax._ops.indices import position_dtype, size_scalar
 
-__all__ = ["OPS", "complex_mul", "fold", "run_products", "sort_by_target"]
+__all__ = ["combiner", "fold", "run_products", "sort_by_target"]
 
 # Steps of a symbolic number of updates walk the runs still going in chunks of this many.
 _CHUNK = 256
 
 
-def complex_mul(a: jax.Array, b: jax.Array) -> jax.Array:
-    """``a * b`` with the real operations of ONNX's reference (NumPy):
-    ``(ar br - ai bi) + (ar bi + ai br) i``; real types: ``a * b``.
+def combiner(reduction: str, like: jax.Array) -> Callable[[jax.Array, jax.Array], jax.Array]:
+    """The loop's ``f(output, update)`` for ``reduction`` (``"add"``, ``"mul"``) on ``like``'s type.
+
+    A complex ``"mul"`` is ``(ar br - ai bi) + (ar bi + ai br) i`` with each product rounded
+    on its own, as NumPy's scalar product (and so ``np.multiply.at`` and ONNX's reference
+    ScatterElements loop) computes it. XLA contracts a product and a sum into one fused
+    multiply-add, its complex product included; each product here gets ``+ (-0.0)`` added,
+    ``-0.0`` times a runtime 0 or 1, a value the compiler cannot drop, so the contraction
+    it makes, ``fma(a, b, -0.0)``, is the rounded product itself.
 
     Examples:
-      >>> complex_mul(jnp.array([1 + 2j], jnp.complex64), jnp.array([3 - 1j], jnp.complex64))
+      >>> u = jnp.array([3 - 1j], jnp.complex64)
+      >>> combiner("mul", u)(jnp.array([1 + 2j], jnp.complex64), u)
       Array([5.+5.j], dtype=complex64)
     """
-    if not jnp.iscomplexobj(a):
-        return a * b
-    ar, ai, br, bi = jnp.real(a), jnp.imag(a), jnp.real(b), jnp.imag(b)
-    return lax.complex(ar * br - ai * bi, ar * bi + ai * br)
+    if reduction == "add":
+        return lax.add
+    if not jnp.iscomplexobj(like):
+        return lax.mul
+    real = jnp.real(like[:1])
+    z = jnp.asarray(-0.0, real.dtype) * opaque_predicate(real).astype(real.dtype)  # -0.0 times 0 or 1
 
+    def mul(a: jax.Array, b: jax.Array) -> jax.Array:
+        ar, ai, br, bi = jnp.real(a), jnp.imag(a), jnp.real(b), jnp.imag(b)
+        return lax.complex((ar * br + z) - (ai * bi + z), (ar * bi + z) + (ai * br + z))
 
-OPS: dict[str, Callable[[jax.Array, jax.Array], jax.Array]] = {"add": lax.add, "mul": complex_mul}
+    return mul
 
 
 def sort_by_target(targets: jax.Array, indices_are_sorted: bool = False) -> tuple[jax.Array, jax.Array]:
@@ -65,6 +77,9 @@ def sort_by_target(targets: jax.Array, indices_are_sorted: bool = False) -> tupl
     iota = lax.iota(position_dtype(m), m)
     if indices_are_sorted:
         return targets, iota
+    # Constant targets (NumPy indices under jit) would have XLA fold the sort at compile time
+    # (2^18 of them: over 30 s); the barrier keeps it a run-time sort.
+    targets = lax.optimization_barrier(targets)
     return tuple(lax.sort((targets, iota), num_keys=1, is_stable=True))  # type: ignore[return-value]
 
 
@@ -113,7 +128,7 @@ def fold(
     run_target = gather_at(st, run_start)
     acc = gather_at(flat, run_target)
     step = _block_step if concrete_shape((m,)) else _chunk_step
-    acc = step(acc, su, run_start, going, run_length[0], OPS[reduction])
+    acc = step(acc, su, run_start, going, run_length[0], combiner(reduction, updates))
     run_target = jnp.where(lax.iota(pos_dtype, run_start.shape[0]) < going[0], run_target, dump)
     return scatter_at(flat, run_target, acc)
 
