@@ -102,7 +102,8 @@ def test_promised_sorted_targets_skip_the_sort(reduction):
     with dmljax.config.override(cpu_ordered_scatter=False):
         for promise in (False, True):
             f = jax.jit(lambda x, t, u, promise=promise: combine(x, t, u, reduction, indices_are_sorted=promise))
-            assert ("is_stable = true" in f.lower(x, t, u).as_text()) != promise  # the stable sort by target
+            sorts = f.lower(x, t, u).as_text().count('"stablehlo.sort"')
+            assert sorts == (1 if promise else 2), sorts  # by target (skipped), runs by length
 
 
 @pytest.mark.parametrize("m", [0, 1, 2, 255, 256, 257, 1000])
@@ -263,3 +264,14 @@ def test_sharded_programs_equal_ufunc_at():
     host, vmap and grad: all bit for bit ``np.add.at``/``np.multiply.at``."""
     result = run_json(SHARDED_SCRIPT)
     assert result == dict.fromkeys(result, True) and len(result) == 9, result
+
+
+@pytest.mark.parametrize("reduction", ["add", "mul"])
+def test_keys_too_wide_to_pack(reduction):
+    """2^17 updates into 2^16 elements: target and position need 34 bits, so both sorts take a
+    key and a value (the packed one-key sorts serve the smaller cases above)."""
+    rng = np.random.default_rng(9)
+    m, n = 2**17, 2**16
+    t = targets_for(rng, "hot", m, n)
+    u, x = order_sensitive(rng, m, "float32", reduction), order_sensitive(rng, n, "float32", reduction)
+    np.testing.assert_array_equal(run_combine("sorted fold", x, t, u, reduction), ufunc_at(x, t, u, reduction))
