@@ -18,7 +18,6 @@ from jax import export
 import dmljax
 from dmljax._ops import sorted_fold
 from dmljax._ops.reductions import combine
-from tests import onnx_node
 from tests.multidevice import run_json
 
 FORMULATIONS = {
@@ -159,6 +158,9 @@ def test_complex_mul_is_the_loops_product(dtype, formulation, x64):
     with dmljax.config.override(**FORMULATIONS[formulation]):
         got = np.asarray(dmljax.scatter(x, t, u, reduction="mul"))
     np.testing.assert_array_equal(got, want)
+    pytest.importorskip("onnxruntime")  # tests.onnx_node needs onnx and onnxruntime
+    from tests import onnx_node
+
     one = np.array([-0.5356694 + 0.36159506j], dtype), np.array([1.304 + 0.94708097j], dtype)
     onnx = onnx_node.reference("ScatterElements", [one[0], np.array([0]), one[1]], axis=0, reduction="mul")
     with dmljax.config.override(**FORMULATIONS[formulation]):
