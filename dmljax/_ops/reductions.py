@@ -6,28 +6,30 @@ after the other (https://onnx.ai/onnx/operators/onnx__ScatterND.html,
 https://onnx.ai/onnx/operators/onnx__ScatterElements.html). For a float ``"add"`` or
 ``"mul"`` with duplicate targets the result depends on that order (``(1e8 + 1) - 1e8`` is
 0 in float32, ``1e8 + (1 - 1e8)`` is 1), and XLA's scatter-add gives no order (GPU
-atomics differ between runs). `combine` therefore never lets a scatter combine values:
+atomics differ between runs). `combine` therefore never lets a scatter combine float
+values in an order it does not control. Formulations, per platform:
 
-each round of a `lax.while_loop` finds, for every target, its first pending update (a
-scatter-min of the updates' loop positions: exact in any order), gathers the current
-output there, applies ``f`` element-wise and writes the results back with an overwrite
-scatter whose targets are unique. After round ``k`` every output element holds the fold
-of its first ``k`` updates, ``((x + u0) + u1) + ...``, bit for bit as the loop does it.
+* One XLA CPU device (config ``cpu_ordered_scatter``): one XLA scatter, whose loop runs over
+  the updates in their order there. Cost: the scatter's, O(M).
+* Elsewhere (GPU, TPU, symbolic shapes; `off_cpu`): the sorted fold,
+  `dmljax._ops.sorted_fold`: a stable sort by target, then each target's run folded left
+  to right, each step touching only the runs still going. Cost: O(M log M) for two sorts,
+  O(M) for the fold, as many sequential steps as the largest number of updates of one
+  element; it does not grow with (largest duplicate count) x M.
+* Several devices: `dmljax._ops.ordered_partition` runs one of the two above on every device,
+  on replicated operands (a partitioned scatter would sum per shard, then across). Cost:
+  the one-device formulation's on the whole operands, plus gathering them.
+* `_rounds` (config ``ordered_rounds``), the previous formulation and the fold's oracle:
+  one round per update of the most-updated element, each over all M updates: O(R M).
 
-Cost: R rounds, R the largest number of updates of one element (1 without duplicates),
-each a scatter-min, two gathers and a scatter of the M updates: O(R M), growing linearly
-with the largest duplicate count (M updates of one element: O(M^2)). Integer
-``"add"``/``"mul"`` (wrapping arithmetic is associative and commutative) and every
+Integer ``"add"``/``"mul"`` (wrapping arithmetic is associative and commutative) and every
 ``"max"``/``"min"`` are exact in any order: they are one XLA scatter (``x.at[t].add(u)``...).
-So is a float ``"add"`` (and a real ``"mul"``) in a one-device program compiled for XLA CPU,
-whose scatter runs one loop over the updates in their order (config ``cpu_ordered_scatter``;
-a partitioned program combines partial results, so several devices keep the rounds).
 Figures, the evidence and the alternatives measured: docs/design/ordered-reductions.md.
 
 Gradients: ``"add"`` passes the cotangent to the input and to every update;
 ``"mul"`` gives ``d x = g * prod(u)`` and ``d u_i = g * x * prod(u_j, j != i)`` (no
-division: exclusive products within each target's run, found with one stable sort by
-target, so the gradient costs a sort the forward pass avoids); ``"max"``/``"min"`` are JAX's
+division: exclusive products within each target's run, from the sorted runs, so they
+differentiate again: second order works); ``"max"``/``"min"`` are JAX's
 own scatter rules (ties share the cotangent equally, the input's value included).
 """
 
@@ -58,6 +60,8 @@ __all__ = [
     "flat_dtype",
     "flat_targets",
     "gather_at",
+    "in_order",
+    "off_cpu",
     "scatter_at",
 ]
 
