@@ -251,6 +251,8 @@ SHARDED_SCRIPT = textwrap.dedent(
         k = targets.reshape(8, -1)[r]
         np.add.at(rows[r], k[k < n], updates.reshape(8, -1)[r][k < n])
     out["vmap"] = bool(np.array_equal(vm, np.stack(rows)))
+    exported = jax.export.export(jax.jit(add))(x, targets, updates)
+    out["export"] = bool(np.array_equal(exported.call(x, targets, updates), want))
     g = jax.jit(jax.grad(lambda x, u: jnp.sum(add(x, t, u) * np.arange(n)), (0, 1)))(x, u)
     out["grad"] = bool(np.array_equal(g[1], np.where(keep, targets, 0) * keep))
     print(json.dumps(out))
@@ -262,10 +264,10 @@ SHARDED_SCRIPT = textwrap.dedent(
 @pytest.mark.slow
 def test_sharded_programs_equal_ufunc_at():
     """8 host devices, updates sharded: the replicated partitions (the in-order scatter on
-    each device, or the fold), XLA's partitioning of the fold, a one-device jit on the same
-    host, vmap and grad: all bit for bit ``np.add.at``/``np.multiply.at``."""
+    each device, or the fold), XLA's partitioning of the fold, a one-device jit and
+    ``jax.export`` on the same host, vmap and grad: all bit for bit ``np.add.at``/``np.multiply.at``."""
     result = run_json(SHARDED_SCRIPT)
-    assert result == dict.fromkeys(result, True) and len(result) == 9, result
+    assert result == dict.fromkeys(result, True) and len(result) == 10, result
 
 
 @pytest.mark.parametrize("reduction", ["add", "mul"])
