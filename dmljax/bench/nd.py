@@ -38,11 +38,13 @@ DEFAULT_SIZES = (1 << 20, 16 << 20, 256 << 20)
 _COLUMNS = 1024
 # "many" duplicates: the targets are drawn from one element in this many.
 _MANY = 32
-# Ordered-reduction cases: updates per element of data, and the updates of the one hot target.
+# Ordered-reduction cases: updates per element of data (at most _MAX_UPDATES), and the
+# updates of the one hot target.
 _UPDATES_PER_ELEMENT = 4
+_MAX_UPDATES = 1 << 24
 _HOT = 4096
-# The old rounds (O(largest duplicate count x updates)) are timed up to this many updates.
-_ROUNDS_MAX_UPDATES = 1 << 18
+# On XLA CPU the forced formulations (slow sorts there) are timed up to this many updates.
+_CPU_FORCED_MAX_UPDATES = 1 << 18
 # The formulations of the ordered float reductions, each forced with config overrides.
 _FORMULATIONS = {
     "sorted fold": {"cpu_ordered_scatter": False},
@@ -195,12 +197,14 @@ def _ordered_targets(rng: np.random.Generator, distribution: str, n: int, m: int
 
 def _ordered_cases(rng: np.random.Generator, size: int) -> list[Case]:
     """ONNX's ordered float ``"add"`` reduction: ``size`` bytes of float32 data (n elements),
-    `_UPDATES_PER_ELEMENT` x n updates at flat targets; each formulation forced (``dmljax``
-    is the platform's default), against ``x.at[t].add(u)``, ``jax.ops.segment_sum``,
-    NumPy's ``np.add.at`` and torch's ``index_add_``. Random against hot targets shows
-    how the cost grows with the largest duplicate count."""
+    `_UPDATES_PER_ELEMENT` x n updates (at most `_MAX_UPDATES`) at flat targets; each
+    formulation forced where it differs from ``dmljax`` (the platform's default), against
+    ``x.at[t].add(u)``, ``jax.ops.segment_sum``, NumPy's ``np.add.at`` and torch's
+    ``index_add_``. Random against hot targets shows how the cost grows with the largest
+    duplicate count."""
     n = max(1, size // 4)
-    m = _UPDATES_PER_ELEMENT * n
+    m = min(_UPDATES_PER_ELEMENT * n, _MAX_UPDATES)
+    cpu = jax.default_backend() == "cpu"
     x = rng.standard_normal(n, dtype=np.float32)
     u = _integers(rng, (m,))
     built = []
@@ -214,7 +218,9 @@ def _ordered_cases(rng: np.random.Generator, size: int) -> list[Case]:
         }
         contenders: dict[str, Callable[[], Any]] = {k: functools.partial(jax.jit(f), *args) for k, f in ops.items()}
         for name, overrides in _FORMULATIONS.items():
-            if name != "rounds" or (m <= _ROUNDS_MAX_UPDATES and distribution == "random"):
+            # off the CPU `dmljax` is the sorted fold; the rounds' hot case costs 4,096 rounds
+            wanted = (name == "rounds" or cpu) and (name != "rounds" or distribution == "random")
+            if wanted and (m <= _CPU_FORCED_MAX_UPDATES or not cpu):
                 with dmljax.config.override(**overrides):
                     compiled = jax.jit(ops["dmljax"]).lower(*args).compile()
                 contenders[name] = functools.partial(compiled, *args)
