@@ -279,3 +279,10 @@ def test_keys_too_wide_to_pack(reduction):
     t = targets_for(rng, "hot", m, n)
     u, x = order_sensitive(rng, m, "float32", reduction), order_sensitive(rng, n, "float32", reduction)
     np.testing.assert_array_equal(run_combine("sorted fold", x, t, u, reduction), ufunc_at(x, t, u, reduction))
+
+
+@pytest.mark.parametrize("formulation", FORMULATIONS)
+def test_empty_data_drops_every_update(formulation):
+    t, u = np.array([0, 3], np.uint32), np.ones(2, np.float32)
+    for reduction in ("add", "mul", "max"):
+        assert run_combine(formulation, np.zeros(0, np.float32), t, u, reduction).shape == (0,)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -48,7 +49,10 @@ def _call(
     return fun(flat, targets, updates, reduction, indices_are_sorted, one_device=False)
 
 
-def _partition(fun: Callable, reduction: str, indices_are_sorted: bool, mesh, arg_shapes, result_shape):  # noqa: ANN001, ANN202
+def _partition(
+    fun: Callable, reduction: str, indices_are_sorted: bool, mesh: Any, arg_shapes: Any, result_shape: Any
+) -> tuple[Any, Callable, NamedSharding, tuple[NamedSharding, ...]]:
+    """Every operand and the result replicated; each device runs ``fun`` on the whole operands."""
     whole = NamedSharding(mesh, P())
 
     def lower(flat: jax.Array, targets: jax.Array, updates: jax.Array) -> jax.Array:
@@ -57,7 +61,9 @@ def _partition(fun: Callable, reduction: str, indices_are_sorted: bool, mesh, ar
     return mesh, lower, whole, (whole,) * len(arg_shapes)
 
 
-def _infer(fun: Callable, reduction: str, indices_are_sorted: bool, mesh, arg_shapes, result_shape):  # noqa: ANN001, ANN202
+def _infer(
+    fun: Callable, reduction: str, indices_are_sorted: bool, mesh: Any, arg_shapes: Any, result_shape: Any
+) -> NamedSharding:
     return NamedSharding(mesh, P())
 
 
@@ -79,7 +85,9 @@ def _batched(
         return call(flat, targets, updates)
 
     @run.def_vmap
-    def _rule(size: int, batched: list[bool], flat, targets, updates):  # noqa: ANN001, ANN202
+    def _rule(
+        size: int, batched: list[bool], flat: jax.Array, targets: jax.Array, updates: jax.Array
+    ) -> tuple[jax.Array, bool]:
         operands = (flat, targets, updates)
         flat, targets, updates = (
             x if b else jnp.broadcast_to(x, (size, *x.shape)) for x, b in zip(operands, batched, strict=True)

@@ -105,6 +105,8 @@ def combine(
       >>> combine(x, jnp.array([1, 1, 1], jnp.uint32), jnp.array([1e8, -1e8, 1.0]), "add")
       Array([0., 1.], dtype=float32)
     """
+    if concrete_shape(flat.shape) and flat.shape[0] == 0:  # every update dropped; no gather from nothing
+        return flat
     if reduction in ("max", "min") or np.dtype(flat.dtype).kind not in "fc":
         return _unordered(flat, targets, updates, reduction)
     return _ordered(flat, targets, updates, reduction, indices_are_sorted)
