@@ -220,6 +220,19 @@ OPTIONS = (
         + "ordered-reductions.md",
     ),
     Option(
+        "ordered_rounds",
+        False,
+        "Off one XLA CPU device float add/mul reductions run the old rounds (O(largest duplicate count x "
+        "updates); kept as the sorted fold's oracle) instead of the sorted fold. " + _NOTES + "ordered-reductions.md",
+    ),
+    Option(
+        "ordered_replicated_partitions",
+        True,
+        "In a process with several devices a float add/mul reduction is a custom_partitioning whose "
+        "partitioned program folds replicated operands on each device; off, XLA partitions the "
+        "sorted fold itself. " + _NOTES + "ordered-reductions.md",
+    ),
+    Option(
         "philox_pair_interleave",
         True,
         "On XLA CPU the four Philox word planes are interleaved as two uint64 word pairs, bitcast back "

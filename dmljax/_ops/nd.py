@@ -378,8 +378,8 @@ def _scatter_nd_impl(
     if reduction == "none":
         return _write_slices(input, positions, updates, mode)
     one_element = concrete_shape(input.shape[k:]) and math.prod(input.shape[k:]) == 1
-    rounds = np.dtype(input.dtype).kind in "fc" and reduction in ("add", "mul")  # the ordered fold (else one scatter)
-    if indices_are_sorted and rounds and not unique_indices and not one_element:
+    ordered = jnp.issubdtype(input.dtype, jnp.inexact) and reduction in ("add", "mul")  # else one scatter
+    if indices_are_sorted and ordered and not unique_indices and not one_element:
         layout = functools.partial(_combine_sorted, positions=positions, reduction=reduction, mode=mode)
         if not cpu_scatter_in_order(input, reduction):
             return layout(input, updates)
@@ -405,7 +405,7 @@ def _combine_flat(
     coords += [lax.broadcasted_iota(np.uint32, full, lead + d) for d in range(input.ndim - k)]
     targets = flat_targets(coords, input.shape, mode, flat_dtype("scatter_nd", input.shape)).reshape(-1)
     flat, values = input.reshape(-1), updates.reshape(-1)
-    if unique_indices and reduction in ("add", "mul") and np.dtype(input.dtype).kind == "f":
+    if unique_indices and reduction in ("add", "mul") and jnp.issubdtype(input.dtype, jnp.floating):
         return scatter_at(flat, targets, values, reduction, unique=True).reshape(input.shape)  # one update a target
     out = combine(flat, targets, values, reduction, indices_are_sorted=indices_are_sorted)
     return out.reshape(input.shape)

@@ -6,44 +6,49 @@ after the other (https://onnx.ai/onnx/operators/onnx__ScatterND.html,
 https://onnx.ai/onnx/operators/onnx__ScatterElements.html). For a float ``"add"`` or
 ``"mul"`` with duplicate targets the result depends on that order (``(1e8 + 1) - 1e8`` is
 0 in float32, ``1e8 + (1 - 1e8)`` is 1), and XLA's scatter-add gives no order (GPU
-atomics differ between runs). `combine` therefore never lets a scatter combine values:
+atomics differ between runs). `combine` therefore never lets a scatter combine float
+values in an order it does not control. Formulations, per platform:
 
-each round of a `lax.while_loop` finds, for every target, its first pending update (a
-scatter-min of the updates' loop positions: exact in any order), gathers the current
-output there, applies ``f`` element-wise and writes the results back with an overwrite
-scatter whose targets are unique. After round ``k`` every output element holds the fold
-of its first ``k`` updates, ``((x + u0) + u1) + ...``, bit for bit as the loop does it.
+* One XLA CPU device (config ``cpu_ordered_scatter``): one XLA scatter, whose loop runs over
+  the updates in their order there. Cost: the scatter's, O(M).
+* Elsewhere (GPU, TPU, symbolic shapes; `off_cpu`): the sorted fold,
+  `dmljax._ops.sorted_fold`: a stable sort by target, then each target's run folded left
+  to right, each step touching only the runs still going. Cost: O(M log M) for two sorts,
+  O(M) for the fold, as many sequential steps as the largest number of updates of one
+  element; it does not grow with (largest duplicate count) x M.
+* Several devices: `dmljax._ops.ordered_partition` runs one of the two above on every device,
+  on replicated operands (a partitioned scatter would sum per shard, then across). Cost:
+  the one-device formulation's on the whole operands, plus gathering them.
+* `_rounds` (config ``ordered_rounds``), the previous formulation and the fold's oracle:
+  one round per update of the most-updated element, each over all M updates: O(R M).
 
-Cost: R rounds, R the largest number of updates of one element (1 without duplicates),
-each a scatter-min, two gathers and a scatter of the M updates: O(R M), growing linearly
-with the largest duplicate count (M updates of one element: O(M^2)). Integer
-``"add"``/``"mul"`` (wrapping arithmetic is associative and commutative) and every
-``"max"``/``"min"`` are exact in any order: they are one XLA scatter (``x.at[t].add(u)``...).
-So is a float ``"add"`` (and a real ``"mul"``) in a one-device program compiled for XLA CPU,
-whose scatter runs one loop over the updates in their order (config ``cpu_ordered_scatter``;
-a partitioned program combines partial results, so several devices keep the rounds).
+Integer ``"add"``/``"mul"`` (wrapping arithmetic is associative and commutative) and
+integer ``"max"``/``"min"`` are exact in any order: they are one XLA scatter
+(``x.at[t].add(u)``...). Float ``"max"``/``"min"`` follow onnxruntime's fold (a NaN update
+replaces, a NaN value gives way, the later of equal values wins) in an order-free form,
+`dmljax._ops.extremal`.
 Figures, the evidence and the alternatives measured: docs/design/ordered-reductions.md.
 
 Gradients: ``"add"`` passes the cotangent to the input and to every update;
 ``"mul"`` gives ``d x = g * prod(u)`` and ``d u_i = g * x * prod(u_j, j != i)`` (no
-division: exclusive products within each target's run, found with one stable sort by
-target, so the gradient costs a sort the forward pass avoids); ``"max"``/``"min"`` are JAX's
-own scatter rules (ties share the cotangent equally, the input's value included).
+division: exclusive products within each target's run, from the sorted runs, so they
+differentiate again: second order works); float ``"max"``/``"min"`` give the whole
+cotangent to the element the result is taken from (`dmljax._ops.extremal`), integer ones
+have none.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax import lax
 
 from dmljax._core.config import config
 from dmljax._core.errors import fail
 from dmljax._core.platform import concrete_shape, cpu_or_plain, one_device_shape
+from dmljax._ops import ordered_partition, sorted_fold
 from dmljax._ops.extremal import combine_extremal
 from dmljax._ops.indices import position_dtype, size_scalar
 from dmljax._ops.positions import gather_at, scatter_at
@@ -53,12 +58,12 @@ __all__ = [
     "check_reduction",
     "combine",
     "cpu_scatter_in_order",
+    "in_order",
+    "off_cpu",
 ]
 
 # ONNX's reduction attribute (ScatterND 16/18, ScatterElements 16/18).
 REDUCTIONS = ("none", "add", "mul", "max", "min")
-
-_OPS = {"add": lax.add, "mul": lax.mul}
 
 
 def check_reduction(op: str, reduction: object) -> str:
@@ -74,7 +79,7 @@ def check_reduction(op: str, reduction: object) -> str:
 
 
 def combine(
-    flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str, indices_are_sorted: bool = False
+    flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str, *, indices_are_sorted: bool = False
 ) -> jax.Array:
     """Fold ``updates`` into ``flat`` at ``targets`` in the order of ``updates`` (ONNX's loop).
 
@@ -83,8 +88,9 @@ def combine(
       targets: 1-D unsigned positions into ``flat``; values ``>= flat.size`` are dropped.
       updates: 1-D array of ``targets.shape`` and ``flat``'s type, in loop order.
       reduction: ``"add"``, ``"mul"``, ``"max"`` or ``"min"``.
-      indices_are_sorted: a promise that the in-range targets are nondecreasing (dropped
-        ones may lie anywhere); not used yet.
+      indices_are_sorted: the caller promises ``targets`` ascending (as unsigned, dropped
+        ones included): the sorted formulation skips its sort. A broken promise gives
+        wrong sums, as in `jax.ops.segment_sum`.
 
     Returns:
       ``flat`` with every update combined into its target.
@@ -96,44 +102,73 @@ def combine(
       >>> combine(x, jnp.array([1, 1, 1], jnp.uint32), jnp.array([1e8, -1e8, 1.0]), "add")
       Array([0., 1.], dtype=float32)
     """
+    if concrete_shape(flat.shape) and flat.shape[0] == 0:  # every update dropped; no gather from nothing
+        return flat
     if reduction in ("max", "min") and jnp.issubdtype(flat.dtype, jnp.floating):  # onnxruntime's NaN and zero rules
         return combine_extremal(flat, targets, updates, reduction)
-    if reduction in ("max", "min") or np.dtype(flat.dtype).kind not in "fc":
+    if reduction in ("max", "min") or not jnp.issubdtype(flat.dtype, jnp.inexact):  # bfloat16 included
         return _unordered(flat, targets, updates, reduction)
-    return _ordered(flat, targets, updates, reduction)
+    return _ordered(flat, targets, updates, reduction, indices_are_sorted)
 
 
 def _unordered(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str) -> jax.Array:
-    """One XLA scatter: exact whatever order it combines in (integers, max, min)."""
-    if flat.dtype == jnp.bool_ and reduction in _OPS:  # ONNX on bool: or / and
+    """One XLA scatter: exact whatever order it combines in (integers; bool or/and)."""
+    if flat.dtype == jnp.bool_ and reduction in ("add", "mul"):  # ONNX on bool: or / and
         reduction = {"add": "max", "mul": "min"}[reduction]
     return scatter_at(flat, targets, updates, reduction)
 
 
-def cpu_scatter_in_order(flat: jax.Array, reduction: str) -> bool:
-    """Whether XLA CPU may combine with one scatter: the switch is on, one device, and the
-    scatter's combiner is the loop's (a complex product's is not: its roundings differ).
+def cpu_scatter_in_order(flat: jax.Array, reduction: str, one_device: bool = True) -> bool:
+    """Whether XLA CPU may combine with one scatter: the switch is on, one device (unless
+    ``one_device=False``: the caller runs it on replicated operands), and the scatter's
+    combiner is the loop's (a complex product's is not: its roundings differ).
 
     Examples:
       >>> cpu_scatter_in_order(jnp.zeros(3), "mul"), cpu_scatter_in_order(jnp.zeros(3, jnp.complex64), "mul")
       (True, False)
     """
-    real = np.dtype(flat.dtype).kind == "f"
-    return config.cpu_ordered_scatter and one_device_shape(flat.shape) and (real or reduction == "add")
+    real = jnp.issubdtype(flat.dtype, jnp.floating)
+    unpartitioned = one_device_shape(flat.shape) or not one_device
+    return config.cpu_ordered_scatter and unpartitioned and (real or reduction == "add")
 
 
-@functools.partial(jax.custom_jvp, nondiff_argnums=(3,))
-def _ordered(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str) -> jax.Array:
-    """The loop's result: one XLA scatter on XLA CPU where `cpu_scatter_in_order`, else `_rounds`."""
-    rounds = functools.partial(_rounds, reduction=reduction)
-    if not cpu_scatter_in_order(flat, reduction):
-        return rounds(flat, targets, updates)
+def off_cpu(
+    flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str, indices_are_sorted: bool = False
+) -> jax.Array:
+    """The formulation of every platform but one XLA CPU device: the sorted fold
+    (`dmljax._ops.sorted_fold`), or the rounds with config ``ordered_rounds``."""
+    if config.ordered_rounds:
+        return _rounds(flat, targets, updates, reduction)
+    return sorted_fold.fold(flat, targets, updates, reduction, indices_are_sorted)
+
+
+def in_order(
+    flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str, indices_are_sorted: bool, one_device: bool
+) -> jax.Array:
+    """The loop's result on unpartitioned operands: one XLA scatter on XLA CPU where
+    `cpu_scatter_in_order`, else `off_cpu`."""
+    plain = functools.partial(off_cpu, reduction=reduction, indices_are_sorted=indices_are_sorted)
+    if not cpu_scatter_in_order(flat, reduction, one_device):
+        return plain(flat, targets, updates)
     scatter = functools.partial(_unordered, reduction=reduction)
-    return cpu_or_plain(scatter, rounds, flat, targets, updates)
+    return cpu_or_plain(scatter, plain, flat, targets, updates)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(3, 4))
+def _ordered(
+    flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str, indices_are_sorted: bool
+) -> jax.Array:
+    """`in_order`; in a process with several devices (concrete shapes, config
+    ``ordered_replicated_partitions``) through `dmljax._ops.ordered_partition`, whose
+    partitioned program runs it on replicated operands."""
+    if config.ordered_replicated_partitions and jax.device_count() > 1 and concrete_shape(flat.shape + targets.shape):
+        return ordered_partition.replicated(in_order, reduction, indices_are_sorted, flat, targets, updates)
+    return in_order(flat, targets, updates, reduction, indices_are_sorted, one_device=True)
 
 
 def _rounds(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str) -> jax.Array:
-    """The ordered fold of the module doc: rounds in which each target takes its first pending update."""
+    """The rounds (config ``ordered_rounds``; the sorted fold's oracle in the tests): each round
+    every target takes its first pending update. O(R M), R the largest duplicate count."""
     m, n = targets.shape[0], flat.shape[0]
     if m == 0:  # a symbolic size (jax.export) is never 0
         return flat
@@ -141,7 +176,7 @@ def _rounds(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: 
     last = size_scalar(m, order.dtype)
     dump = size_scalar(n, targets.dtype)  # out of range: dropped by the scatters
     fresh = concrete_shape((n, m)) and n <= m  # a fresh buffer costs no more than a reset of the M positions
-    f = _OPS[reduction]
+    f = sorted_fold.combiner(reduction, updates)
 
     def body(state: tuple[jax.Array, jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array, jax.Array]:
         out, pending, first = state
@@ -161,65 +196,13 @@ def _rounds(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: 
 
 
 @_ordered.defjvp
-def _ordered_jvp(reduction: str, primals: tuple, tangents: tuple) -> tuple[jax.Array, jax.Array]:
+def _ordered_jvp(reduction: str, indices_are_sorted: bool, primals: tuple, tangents: tuple) -> tuple:
     flat, targets, updates = primals
     d_flat, _, d_updates = tangents
-    out = _ordered(flat, targets, updates, reduction)
+    out = _ordered(flat, targets, updates, reduction, indices_are_sorted)
     if reduction == "add":
         return out, scatter_at(d_flat, targets, d_updates, "add")
-    product, others = _products(flat.shape[0], targets, updates)
+    product, others = sorted_fold.run_products(flat.shape[0], targets, updates, indices_are_sorted)
     x = gather_at(flat, targets)
     tangent = d_flat * product + scatter_at(jnp.zeros_like(flat), targets, d_updates * others * x, "add")
     return out, tangent
-
-
-def _products(n: int, targets: jax.Array, updates: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Per output element the product of its updates; per update the product of the
-    other updates of its target (exclusive prefix times exclusive suffix: no division)."""
-    m = targets.shape[0]
-    one = jnp.ones((1,), updates.dtype)
-    if m == 0:
-        return jnp.ones((n,), updates.dtype), updates
-    iota = lax.iota(position_dtype(m), m)
-    sorted_targets, perm = lax.sort((targets, iota), num_keys=1, is_stable=True)  # each target's run, in order
-    u = gather_at(updates, perm)
-    start = jnp.concatenate([jnp.ones((1,), bool), sorted_targets[1:] != sorted_targets[:-1]])
-    end = jnp.concatenate([start[1:], jnp.ones((1,), bool)])
-    prefix = _segmented_product(jnp.concatenate([one, u[:-1]]), start)
-    suffix = _segmented_product(jnp.concatenate([one, u[::-1][:-1]]), end[::-1])[::-1]
-    others = scatter_at(jnp.zeros_like(updates), perm, prefix * suffix, unique=True)
-    product = scatter_at(jnp.ones((n,), updates.dtype), targets, updates, "mul")
-    return product, others
-
-
-def _segmented_product(values: jax.Array, start: jax.Array) -> jax.Array:
-    """Inclusive products that restart at each ``start`` (where the value is taken as 1)."""
-    values = jnp.where(start, jnp.ones_like(values), values)
-
-    def op(a: tuple[jax.Array, jax.Array], b: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array]:
-        return a[0] | b[0], jnp.where(b[0], b[1], a[1] * b[1])
-
-    if not concrete_shape(values.shape):  # jax.export: JAX's associative_scan needs a known length
-        return _doubling_scan(op, start, values)
-    return lax.associative_scan(op, (start, values))[1]
-
-
-def _doubling_scan(op: Callable, start: jax.Array, values: jax.Array) -> jax.Array:
-    """The same scan for a symbolic length: log2(m) steps in a `lax.while_loop`, each
-    combining every element with the one ``shift`` before it (Hillis-Steele; the products
-    are grouped otherwise than `lax.associative_scan` groups them, so they may round otherwise)."""
-    m = values.shape[0]
-    iota = lax.iota(position_dtype(m), m)
-    size = size_scalar(m, iota.dtype)
-
-    def body(state: tuple[jax.Array, jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array, jax.Array]:
-        shift, flags, products = state
-        source = iota - shift  # wraps below shift: masked
-        has = iota >= shift
-        earlier = (gather_at(flags, source), gather_at(products, source))
-        new_flags, new_products = op(earlier, (flags, products))
-        flags, products = jnp.where(has, new_flags, flags), jnp.where(has, new_products, products)
-        return shift + jnp.minimum(shift, size - shift), flags, products  # covers min(2 shift, m): no overflow
-
-    one = jnp.ones((), iota.dtype)
-    return lax.while_loop(lambda s: s[0] < size, body, (one, start, values))[2]

@@ -38,6 +38,18 @@ DEFAULT_SIZES = (1 << 20, 16 << 20, 256 << 20)
 _COLUMNS = 1024
 # "many" duplicates: the targets are drawn from one element in this many.
 _MANY = 32
+# Ordered-reduction cases: updates per element of data (at most _MAX_UPDATES), and the
+# updates of the one hot target.
+_UPDATES_PER_ELEMENT = 4
+_MAX_UPDATES = 1 << 24
+_HOT = 4096
+# On XLA CPU the forced formulations (slow sorts there) are timed up to this many updates.
+_CPU_FORCED_MAX_UPDATES = 1 << 18
+# The formulations of the ordered float reductions, each forced with config overrides.
+_FORMULATIONS = {
+    "sorted fold": {"cpu_ordered_scatter": False},
+    "rounds": {"cpu_ordered_scatter": False, "ordered_rounds": True},
+}
 
 
 def cases(sizes_bytes: Sequence[int] = DEFAULT_SIZES) -> list[Case]:
@@ -51,6 +63,7 @@ def cases(sizes_bytes: Sequence[int] = DEFAULT_SIZES) -> list[Case]:
             built += _scatter_nd_add_cases(rng, x, duplicates)
             built += _scatter_add_cases(rng, x, duplicates)
         out += sized(built, x.nbytes)  # whole rows of _COLUMNS: the size asked for, rounded
+        out += sized(_ordered_cases(rng, size), size)
     return out
 
 
@@ -169,3 +182,63 @@ def _torch_nd(op: Callable[..., Any], x: np.ndarray, i: np.ndarray, u: np.ndarra
         return None
     arrays = (x, i.astype(np.int64)) if u is None else (x, i.astype(np.int64), u)
     return _torch._fwd_bwd(functools.partial(op, torch), *arrays, diff=diff)
+
+
+def _ordered_targets(rng: np.random.Generator, distribution: str, n: int, m: int) -> np.ndarray:
+    """int32 flat targets: ``random`` (uniform), ``zipf`` (power law, exponent 1.3) or ``hot``
+    (uniform, with `_HOT` of them on one element)."""
+    if distribution == "zipf":
+        return ((rng.zipf(1.3, m) - 1) % n).astype(np.int32)
+    t = rng.integers(0, n, m).astype(np.int32)
+    if distribution == "hot":
+        t[rng.choice(m, min(_HOT, m), replace=False)] = n // 2
+    return t
+
+
+def _ordered_cases(rng: np.random.Generator, size: int) -> list[Case]:
+    """ONNX's ordered float ``"add"`` reduction: ``size`` bytes of float32 data (n elements),
+    `_UPDATES_PER_ELEMENT` x n updates (at most `_MAX_UPDATES`) at flat targets; each
+    formulation forced where it differs from ``dmljax`` (the platform's default), against
+    ``x.at[t].add(u)``, ``jax.ops.segment_sum``, NumPy's ``np.add.at`` and torch's
+    ``index_add_``. Random against hot targets shows how the cost grows with the largest
+    duplicate count."""
+    n = max(1, size // 4)
+    m = min(_UPDATES_PER_ELEMENT * n, _MAX_UPDATES)
+    cpu = jax.default_backend() == "cpu"
+    x = rng.standard_normal(n, dtype=np.float32)
+    u = _integers(rng, (m,))
+    built = []
+    for distribution in ("random", "zipf", "hot"):
+        t = _ordered_targets(rng, distribution, n, m)
+        args = tuple(jnp.asarray(a) for a in (x, t, u))
+        ops: dict[str, Callable[..., Any]] = {
+            "dmljax": lambda x, t, u: dmljax.scatter(x, t, u, reduction="add", mode="promise_in_bounds"),
+            "jnp": lambda x, t, u: x.at[t].add(u),
+            "segment_sum": lambda x, t, u: x + jax.ops.segment_sum(u, t, x.shape[0]),
+        }
+        contenders: dict[str, Callable[[], Any]] = {k: functools.partial(jax.jit(f), *args) for k, f in ops.items()}
+        for name, overrides in _FORMULATIONS.items():
+            # off the CPU `dmljax` is the sorted fold; the rounds' hot case costs 4,096 rounds
+            wanted = (name == "rounds" or cpu) and (name != "rounds" or distribution == "random")
+            if wanted and (m <= _CPU_FORCED_MAX_UPDATES or not cpu):
+                with dmljax.config.override(**overrides):
+                    compiled = jax.jit(ops["dmljax"]).lower(*args).compile()
+                contenders[name] = functools.partial(compiled, *args)
+        contenders["numpy"] = functools.partial(_np_add_at, x, t, u)
+        torch = _torch._torch()
+        if torch is not None:
+            xt, tt, ut = torch.from_numpy(x), torch.from_numpy(t.astype(np.int64)), torch.from_numpy(u)
+            contenders[_torch.NAME] = functools.partial(_torch_index_add, xt, tt, ut)
+        name = f"ordered add {distribution} targets {m} updates into {n}"
+        built.append(Case("scatter_reduction", name, 2 * x.nbytes + t.nbytes + u.nbytes, contenders, "jnp"))
+    return built
+
+
+def _torch_index_add(x: Any, t: Any, u: Any) -> Any:
+    return x.clone().index_add_(0, t, u)
+
+
+def _np_add_at(x: np.ndarray, t: np.ndarray, u: np.ndarray) -> np.ndarray:
+    out = x.copy()
+    np.add.at(out, t, u)
+    return out

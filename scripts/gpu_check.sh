@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# The ordered reductions on one NVIDIA GPU: the GPU-relevant tests, the scatter_reduction
+# benchmark at 16-256 MiB, and x.at[].add with and without --xla_gpu_deterministic_ops.
+#
+# Usage (from the repository root, no network, no installs):
+#   PYTHONPATH=. scripts/gpu_check.sh            # on the GPU machine, under 8 minutes
+#   PYTHONPATH=. scripts/gpu_check.sh --dry-run  # on the CPU, tiny sizes (tests/test_gpu_check.py)
+# Writes into ${OUT:-./gpu-results}: gpu_check.log (everything), one JSON per part and
+# gpu_check.json (every part's status and seconds, the figures). A failing or timed-out
+# part is recorded and the next one runs; gpu_check.json is written in every case.
+set -u
+
+DRY=0
+if [ "${1:-}" = "--dry-run" ]; then DRY=1; fi
+OUT_DIR=${OUT:-./gpu-results}
+mkdir -p "$OUT_DIR"
+OUT_DIR=$(cd "$OUT_DIR" && pwd)
+LOG="$OUT_DIR/gpu_check.log"
+PY=${PYTHON:-python3}
+export PYTHONPATH=${PYTHONPATH:-.}
+: >"$LOG"
+: >"$OUT_DIR/parts.tsv"
+
+if [ "$DRY" = 1 ]; then
+  export JAX_PLATFORMS=cpu
+  SIZES_LIST="4K"
+  TEST_LIMIT=120
+  TEST_FILTER="combiner_rounds or level_boundaries"
+  BENCH_LIMIT=120
+  OPS_LOG2=10
+else
+  SIZES_LIST="16M 64M 256M"
+  TEST_LIMIT=150
+  TEST_FILTER="not sharded and not xla_cpu_scatter and not partitioned and not onnx_node_case and not random_against"
+  BENCH_LIMIT=65
+  OPS_LOG2=24
+fi
+
+# part NAME LIMIT_SECONDS COMMAND...: run one part under a time limit; record its status.
+part() {
+  local name=$1 limit=$2
+  shift 2
+  local start end rc
+  start=$(date +%s)
+  echo "=== $name (limit ${limit}s): $*" >>"$LOG"
+  timeout -k 10 "$limit" "$@" >>"$LOG" 2>&1
+  rc=$?
+  end=$(date +%s)
+  printf '%s\t%s\t%s\n' "$name" "$rc" "$((end - start))" >>"$OUT_DIR/parts.tsv"
+  echo "=== $name: exit $rc" >>"$LOG"
+}
+
+part environment 30 "$PY" -c "import jax, jaxlib, sys; print(sys.version); print(jax.__version__, jaxlib.__version__, jax.devices())"
+
+# GPU-relevant tests: every formulation against ufunc.at (on a GPU the "cpu scatter" case runs the
+# fold too: platform_dependent), the reductions' oracles, the lowering guards, export.
+TESTS="tests/test_sorted_fold.py tests/test_scatter_reduction.py"
+if ! "$PY" -c "import onnx, onnxruntime" 2>/dev/null; then
+  TESTS="tests/test_sorted_fold.py"  # test_scatter_reduction imports tests.onnx_node (onnx, onnxruntime)
+  echo "onnx/onnxruntime missing: only tests/test_sorted_fold.py" >>"$LOG"
+fi
+if "$PY" -c "import pytest" 2>/dev/null; then
+  # shellcheck disable=SC2086
+  part tests "$TEST_LIMIT" "$PY" -m pytest -q -p no:cacheprovider -p no:xdist -x $TESTS -k "$TEST_FILTER" \
+    --junitxml="$OUT_DIR/tests.xml"
+else
+  echo "pytest missing: tests skipped" >>"$LOG"
+  printf 'tests\tskipped\t0\n' >>"$OUT_DIR/parts.tsv"
+fi
+
+# The benchmark, one process per size (a size that runs out of time loses only itself).
+for size in $SIZES_LIST; do
+  part "bench_$size" "$BENCH_LIMIT" "$PY" -m dmljax --only scatter_reduction --sizes "$size" --rounds 3 \
+    --no-peers --json "$OUT_DIR/bench_$size.json"
+done
+
+# x.at[].add and dmljax at 2^OPS_LOG2 updates, random and hot targets, with and without
+# XLA's deterministic GPU scatter (a flag fixed at start: one process each).
+OPS_SCRIPT=$(
+  cat <<'EOF'
+import json, sys, time
+import jax, jax.numpy as jnp, numpy as np
+import dmljax
+log2, flags, path = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+m = 1 << log2
+n = m // 4
+rng = np.random.default_rng(0)
+x = jnp.asarray(rng.standard_normal(n, dtype=np.float32))
+u = jnp.asarray(rng.integers(-8, 8, m).astype(np.float32))
+def median_ms(f, *a, reps=7):
+    jax.block_until_ready(f(*a))
+    ts = []
+    for _ in range(reps):
+        s = time.perf_counter(); jax.block_until_ready(f(*a)); ts.append(time.perf_counter() - s)
+    return float(np.median(ts) * 1e3)
+out = {"updates": m, "elements": n, "xla_flags": flags, "device": str(jax.devices()[0])}
+for dist in ("random", "hot"):
+    t = rng.integers(0, n, m).astype(np.int32)
+    if dist == "hot":
+        t[rng.choice(m, min(4096, m), replace=False)] = n // 2
+    t = jnp.asarray(t)
+    at_add = jax.jit(lambda x, t, u: x.at[t].add(u))
+    ours = jax.jit(lambda x, t, u: dmljax.scatter(x, t, u, reduction="add", mode="promise_in_bounds"))
+    out[f"{dist} at_add ms"] = median_ms(at_add, x, t, u)
+    out[f"{dist} dmljax ms"] = median_ms(ours, x, t, u)
+    out[f"{dist} equal"] = bool(np.array_equal(np.asarray(at_add(x, t, u)), np.asarray(ours(x, t, u))))
+print(json.dumps(out))
+json.dump(out, open(path, "w"), indent=1)
+EOF
+)
+part ops_default 50 env XLA_FLAGS="" "$PY" -c "$OPS_SCRIPT" "$OPS_LOG2" "" "$OUT_DIR/ops_default.json"
+part ops_deterministic 50 env XLA_FLAGS=--xla_gpu_deterministic_ops=true "$PY" -c "$OPS_SCRIPT" "$OPS_LOG2" \
+  "--xla_gpu_deterministic_ops=true" "$OUT_DIR/ops_deterministic.json"
+
+# The summary: every part's status, and the figures the parts wrote (missing ones are null).
+"$PY" - "$OUT_DIR" "$DRY" <<'EOF' >>"$LOG" 2>&1 || echo '{"summary": "failed"}' >"$OUT_DIR/gpu_check.json"
+import glob, json, os, sys
+out_dir, dry = sys.argv[1], sys.argv[2] == "1"
+parts = {}
+for line in open(os.path.join(out_dir, "parts.tsv")):
+    name, rc, seconds = line.rstrip("\n").split("\t")
+    parts[name] = {"exit": rc, "seconds": float(seconds or 0)}
+figures = {}
+for path in sorted(glob.glob(os.path.join(out_dir, "*.json"))):
+    name = os.path.basename(path)[:-5]
+    if name == "gpu_check":
+        continue
+    try:
+        figures[name] = json.load(open(path))
+    except (OSError, ValueError) as error:
+        figures[name] = {"unreadable": str(error)}
+ok = all(p["exit"] in ("0", "skipped") for p in parts.values())
+summary = {"dry_run": dry, "ok": ok, "parts": parts, "figures": figures}
+json.dump(summary, open(os.path.join(out_dir, "gpu_check.json"), "w"), indent=1)
+print(json.dumps({"ok": ok, "parts": parts}))
+EOF
+if [ ! -s "$OUT_DIR/gpu_check.json" ]; then echo '{"summary": "missing"}' >"$OUT_DIR/gpu_check.json"; fi
+tail -n 1 "$LOG"

@@ -1,0 +1,36 @@
+"""scripts/gpu_check.sh in its CPU dry run: every part runs and the summary JSON is written."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.multidevice import ROOT
+
+
+@pytest.mark.system
+@pytest.mark.slow
+def test_gpu_check_dry_run(tmp_path):
+    env = dict(os.environ, OUT=str(tmp_path), PYTHONPATH=str(ROOT), PYTHON=sys.executable)
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "gpu_check.sh"), "--dry-run"], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = json.loads((tmp_path / "gpu_check.json").read_text())
+    assert summary["dry_run"] is True
+    assert set(summary["parts"]) == {"environment", "tests", "bench_4K", "ops_default", "ops_deterministic"}
+    assert summary["ok"], summary["parts"]
+    ops = summary["figures"]["ops_deterministic"]
+    assert ops["xla_flags"] == "--xla_gpu_deterministic_ops=true" and ops["random equal"] and ops["hot equal"]
+    assert (tmp_path / "gpu_check.log").stat().st_size > 0
+
+
+@pytest.mark.system
+def test_gpu_check_writes_its_json_when_a_part_fails(tmp_path):
+    """A broken interpreter: every part fails, the summary still says so."""
+    env = dict(os.environ, OUT=str(tmp_path), PYTHON="false")
+    subprocess.run([str(ROOT / "scripts" / "gpu_check.sh"), "--dry-run"], cwd=ROOT, env=env, capture_output=True)
+    summary = json.loads((tmp_path / "gpu_check.json").read_text())
+    assert summary == {"summary": "failed"}

@@ -1,0 +1,288 @@
+"""Every formulation of the ordered float add/mul reductions, bit for bit NumPy's ``ufunc.at``.
+
+The formulations (`dmljax._ops.reductions`): one in-order XLA scatter on one CPU device
+(config ``cpu_ordered_scatter``), the sorted fold that every other platform runs (forced
+here with ``cpu_ordered_scatter=False``), the old rounds (``ordered_rounds``, the fold's
+oracle) and, with several devices, the replicated partitioned program.
+"""
+
+import textwrap
+
+import jax
+import jax.numpy as jnp
+import ml_dtypes
+import numpy as np
+import pytest
+from jax import export
+
+import dmljax
+from dmljax._ops import sorted_fold
+from dmljax._ops.reductions import combine
+from tests.multidevice import run_json
+
+FORMULATIONS = {
+    "cpu scatter": {},
+    "sorted fold": {"cpu_ordered_scatter": False},
+    "rounds": {"cpu_ordered_scatter": False, "ordered_rounds": True},
+}
+DTYPES = ["float16", "bfloat16", "float32", "float64"]
+# A value whose sum with 1 rounds back to it (the order-sensitive mixes: big + 1 - big).
+BIG = {"float16": 4096.0, "bfloat16": 512.0, "float32": 1e8, "float64": 1e17}
+
+
+def np_dtype(name):
+    return np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
+
+
+def order_sensitive(rng, m, dtype, reduction):
+    """Sums of big, -big, +-1 and spread values, or products of perturbed powers of two (no
+    subnormals: XLA CPU flushes them), whose results change with the order."""
+    if reduction == "add":
+        values = rng.standard_normal(m) * 10.0 ** rng.uniform(-2, 2, m)
+        big = rng.random(m) < 0.4
+        values[big] = rng.choice([BIG[dtype], -BIG[dtype], 1.0, -1.0], int(big.sum()))
+    else:
+        values = 2.0 ** rng.integers(-1, 2, m) * (1 + rng.standard_normal(m) * 0.05) * rng.choice([-1, 1], m)
+    return values.astype(np_dtype(dtype))
+
+
+def targets_for(rng, distribution, m, n):
+    """uint32 flat targets: ``random``, ``hot`` (half of them on one element), ``zipf``; about
+    a tenth dropped (``>= n``, up to 2^32 - 1)."""
+    if distribution == "random":
+        t = rng.integers(0, n, m)
+    elif distribution == "hot":
+        t = np.where(rng.random(m) < 0.5, 3, rng.integers(0, n, m))
+    else:
+        t = (rng.zipf(1.5, m) - 1) % n
+    dropped = rng.random(m) < 0.1
+    t[dropped] = rng.choice([n, n + 1, 2**32 - 1], int(dropped.sum()))
+    return t.astype(np.uint32)
+
+
+def ufunc_at(x, t, u, reduction):
+    out = x.copy()
+    keep = t < x.shape[0]
+    with np.errstate(over="ignore", invalid="ignore"):
+        (np.add if reduction == "add" else np.multiply).at(out, t[keep], u[keep])
+    return out
+
+
+def run_combine(formulation, x, t, u, reduction, **kw):
+    with dmljax.config.override(**FORMULATIONS[formulation]):
+        f = jax.jit(lambda x, t, u: combine(x, t, u, reduction, **kw))
+        return np.asarray(f(x, t, u))
+
+
+@pytest.mark.parametrize("formulation", FORMULATIONS)
+@pytest.mark.parametrize("distribution", ["random", "hot", "zipf"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("reduction", ["add", "mul"])
+def test_every_formulation_equals_ufunc_at(reduction, dtype, distribution, formulation, x64):
+    rng = np.random.default_rng(hash((reduction, dtype, distribution)) % 2**32)
+    m, n = 700, 37
+    t = targets_for(rng, distribution, m, n)
+    u = order_sensitive(rng, m, dtype, reduction)
+    x = order_sensitive(rng, n, dtype, reduction)
+    want = ufunc_at(x, t, u, reduction)
+    reverse = ufunc_at(x, t[::-1], u[::-1], reduction)
+    assert np.sum(want.view(np.uint8) != reverse.view(np.uint8)) > 0  # the order shows
+    got = run_combine(formulation, x, t, u, reduction)
+    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+@pytest.mark.parametrize("reduction", ["add", "mul"])
+def test_promised_sorted_targets_skip_the_sort(reduction):
+    rng = np.random.default_rng(5)
+    t = np.sort(targets_for(rng, "hot", 500, 20))
+    u, x = order_sensitive(rng, 500, "float32", reduction), order_sensitive(rng, 20, "float32", reduction)
+    got = run_combine("sorted fold", x, t, u, reduction, indices_are_sorted=True)
+    np.testing.assert_array_equal(got, ufunc_at(x, t, u, reduction))
+    with dmljax.config.override(cpu_ordered_scatter=False):
+        for promise in (False, True):
+            f = jax.jit(lambda x, t, u, promise=promise: combine(x, t, u, reduction, indices_are_sorted=promise))
+            sorts = f.lower(x, t, u).as_text().count('"stablehlo.sort"')
+            assert sorts == (1 if promise else 2), sorts  # by target (skipped), runs by length
+
+
+@pytest.mark.parametrize("m", [0, 1, 2, 255, 256, 257, 1000])
+def test_sizes_around_the_level_boundaries(m):
+    rng = np.random.default_rng(m)
+    t = targets_for(rng, "zipf", m, 300)
+    u, x = order_sensitive(rng, m, "float32", "add"), order_sensitive(rng, 300, "float32", "add")
+    for formulation in ("sorted fold", "rounds"):
+        np.testing.assert_array_equal(run_combine(formulation, x, t, u, "add"), ufunc_at(x, t, u, "add"))
+
+
+@pytest.mark.parametrize("distribution", ["random", "hot"])
+def test_symbolic_numbers_of_updates_export(distribution):
+    """``jax.export`` with a symbolic number of updates and data size: the fold walks its
+    steps in chunks (no static block sizes); more runs than one chunk."""
+    rng = np.random.default_rng(8)
+    m, n = 1500, 600
+    t = targets_for(rng, distribution, m, n)
+    u, x = order_sensitive(rng, m, "float32", "add"), order_sensitive(rng, n, "float32", "add")
+    n_, m_ = export.symbolic_shape("n, m")
+    specs = [jax.ShapeDtypeStruct((s,), d) for s, d in zip((n_, m_, m_), ("float32", "uint32", "float32"), strict=True)]
+    f = export.export(jax.jit(lambda x, t, u: combine(x, t, u, "add")), platforms=("cpu", "cuda"))(*specs)
+    np.testing.assert_array_equal(f.call(x, t, u), ufunc_at(x, t, u, "add"))
+
+
+@pytest.mark.parametrize("reduction", ["add", "mul"])
+def test_vmap_of_the_sorted_fold(reduction):
+    rng = np.random.default_rng(4)
+    t = np.stack([targets_for(rng, "hot", 300, 9) for _ in range(3)]).astype(np.int64) % 9
+    u = np.stack([order_sensitive(rng, 300, "float32", reduction) for _ in range(3)])
+    x = np.stack([order_sensitive(rng, 9, "float32", reduction) for _ in range(3)])
+    with dmljax.config.override(cpu_ordered_scatter=False):
+        out = jax.vmap(lambda x, t, u: dmljax.scatter(x, t, u, reduction=reduction))(x, t, u)
+    loop = [ufunc_at(x[b], t[b].astype(np.uint32), u[b], reduction) for b in range(3)]
+    np.testing.assert_array_equal(out, np.stack(loop))
+
+
+# ----- complex mul: each product rounded on its own, as ONNX's reference loop -------------
+
+
+@pytest.mark.parametrize("formulation", FORMULATIONS)
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_mul_is_the_loops_product(dtype, formulation, x64):
+    """``(ar br - ai bi) + (ar bi + ai br) i`` with each product rounded: NumPy's scalar
+    product, so ``np.multiply.at`` and ONNX's reference ScatterElements. XLA's own complex
+    product contracts into fused multiply-adds and differs in the last bits."""
+    rng = np.random.default_rng(3)
+    m, n = 2000, 16
+    x = (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(dtype)
+    u = (rng.uniform(0.5, 1.5, m) * np.exp(1j * rng.uniform(0, 6.3, m))).astype(dtype)
+    t = rng.integers(0, n, m)
+    want = ufunc_at(x, t, u, "mul")
+    with dmljax.config.override(**FORMULATIONS[formulation]):
+        got = np.asarray(dmljax.scatter(x, t, u, reduction="mul"))
+    np.testing.assert_array_equal(got, want)
+    pytest.importorskip("onnxruntime")  # tests.onnx_node needs onnx and onnxruntime
+    from tests import onnx_node
+
+    one = np.array([-0.5356694 + 0.36159506j], dtype), np.array([1.304 + 0.94708097j], dtype)
+    onnx = onnx_node.reference("ScatterElements", [one[0], np.array([0]), one[1]], axis=0, reduction="mul")
+    with dmljax.config.override(**FORMULATIONS[formulation]):
+        np.testing.assert_array_equal(dmljax.scatter(one[0], np.array([0]), one[1], reduction="mul"), onnx)
+
+
+def test_combiner_rounds_each_product():
+    a = np.array([-0.5356694 + 0.36159506j], np.complex64)
+    b = np.array([1.304 + 0.94708097j], np.complex64)
+    got = jax.jit(lambda a, b: sorted_fold.combiner("mul", b)(a, b))(a, b)
+    np.testing.assert_array_equal(got, [np.complex64(a[0]) * np.complex64(b[0])])
+
+
+# ----- mul gradients, second order ----------------------------------------------------------
+
+T = np.array([0, 2, 0, 0, 5, 2])  # 5 is dropped
+WEIGHTS = np.array([1.0, 2.0, 3.0])
+
+
+def weighted_mul(x, u, indices=T):
+    return jnp.sum(dmljax.scatter(x, indices, u, reduction="mul", mode="drop") * WEIGHTS)
+
+
+@pytest.mark.parametrize("formulation", ["cpu scatter", "sorted fold"])
+def test_mul_hessian_against_finite_differences(formulation, x64):
+    x, u = np.array([1.5, -2.0, 0.7]), np.array([0.9, 1.3, -1.1, 2.0, 3.0, 0.6])
+    eps = 1e-6
+    with dmljax.config.override(**FORMULATIONS[formulation]):
+        hessian = jax.jit(jax.hessian(weighted_mul, (0, 1)))(x, u)
+        grad = jax.jit(jax.grad(weighted_mul, (0, 1)))
+        for i, e in enumerate(np.eye(6)):
+            plus, minus = grad(x, u + eps * e), grad(x, u - eps * e)
+            for j in (0, 1):  # d/du_i of the gradient by x, by u
+                np.testing.assert_allclose(hessian[j][1][:, i], (plus[j] - minus[j]) / (2 * eps), atol=1e-7)
+
+
+def test_mul_second_order_with_unique_indices(x64):
+    """Also without duplicates (jnp's scatter-mul gradient works only there): grad of grad,
+    against the product rule by hand."""
+    x, u = np.array([1.5, -2.0, 0.7]), np.array([0.9, 1.3])
+    indices = np.array([2, 0])
+
+    def f(u):
+        return weighted_mul(x, u, indices)
+
+    second = jax.grad(lambda u: jnp.sum(jax.grad(f)(u) ** 2))(u)
+    # d f / d u = (3 * 0.7, 1 * 1.5): constant in u, so its square's gradient is 0
+    np.testing.assert_array_equal(jax.grad(f)(u), [3.0 * 0.7, 1.5])
+    np.testing.assert_array_equal(second, [0.0, 0.0])
+
+
+# ----- several devices ---------------------------------------------------------------------
+
+SHARDED_SCRIPT = textwrap.dedent(
+    """
+    import json
+    import jax, jax.numpy as jnp, numpy as np
+    from jax.sharding import NamedSharding, PartitionSpec as P
+    import dmljax
+
+    mesh = jax.make_mesh((8,), ("d",), axis_types=(jax.sharding.AxisType.Auto,))
+    rng = np.random.default_rng(0)
+    m, n = 8 * 2048, 512
+    updates = rng.choice(np.array([1e8, -1e8, 1.0, -1.0], np.float32), m) * rng.integers(1, 5, m).astype(np.float32)
+    targets = np.where(rng.random(m) < 0.3, 7, rng.integers(0, n + 8, m)).astype(np.int32)
+    keep = targets < n
+    want = np.zeros(n, np.float32)
+    np.add.at(want, targets[keep], updates[keep])
+    factors = (np.float32(1.001) ** updates.clip(-4, 4)).astype(np.float32)
+    want_mul = np.ones(n, np.float32)
+    np.multiply.at(want_mul, targets[keep], factors[keep])
+    shard = NamedSharding(mesh, P("d"))
+    t, u, f = (jax.device_put(a, shard) for a in (targets, updates, factors))
+    x = np.zeros(n, np.float32)
+    add = lambda x, t, u: dmljax.scatter(x, t, u, reduction="add", mode="drop")
+    mul = lambda x, t, u: dmljax.scatter(x, t, u, reduction="mul", mode="drop")
+    out = {}
+    for name, overrides in (("scatter", {}), ("fold", {"cpu_ordered_scatter": False}),
+                            ("xla partitions the fold", {"cpu_ordered_scatter": False,
+                                                         "ordered_replicated_partitions": False})):
+        with dmljax.config.override(**overrides):
+            out[name] = bool(np.array_equal(jax.jit(add)(x, t, u), want))
+            out[name + " mul"] = bool(np.array_equal(jax.jit(mul)(np.ones(n, np.float32), t, f), want_mul))
+    out["one device jit"] = bool(np.array_equal(jax.jit(add)(x, targets, updates), want))
+    vm = jax.jit(jax.vmap(add, in_axes=(None, 0, 0)))(x, t.reshape(8, -1), u.reshape(8, -1))
+    rows = [np.zeros(n, np.float32) for _ in range(8)]
+    for r in range(8):
+        k = targets.reshape(8, -1)[r]
+        np.add.at(rows[r], k[k < n], updates.reshape(8, -1)[r][k < n])
+    out["vmap"] = bool(np.array_equal(vm, np.stack(rows)))
+    exported = jax.export.export(jax.jit(add))(x, targets, updates)
+    out["export"] = bool(np.array_equal(exported.call(x, targets, updates), want))
+    g = jax.jit(jax.grad(lambda x, u: jnp.sum(add(x, t, u) * np.arange(n)), (0, 1)))(x, u)
+    out["grad"] = bool(np.array_equal(g[1], np.where(keep, targets, 0) * keep))
+    print(json.dumps(out))
+    """
+)
+
+
+@pytest.mark.system
+@pytest.mark.slow
+def test_sharded_programs_equal_ufunc_at():
+    """8 host devices, updates sharded: the replicated partitions (the in-order scatter on
+    each device, or the fold), XLA's partitioning of the fold, a one-device jit and
+    ``jax.export`` on the same host, vmap and grad: all bit for bit ``np.add.at``/``np.multiply.at``."""
+    result = run_json(SHARDED_SCRIPT)
+    assert result == dict.fromkeys(result, True) and len(result) == 10, result
+
+
+@pytest.mark.parametrize("reduction", ["add", "mul"])
+def test_keys_too_wide_to_pack(reduction):
+    """2^17 updates into 2^16 elements: target and position need 34 bits, so both sorts take a
+    key and a value (the packed one-key sorts serve the smaller cases above)."""
+    rng = np.random.default_rng(9)
+    m, n = 2**17, 2**16
+    t = targets_for(rng, "hot", m, n)
+    u, x = order_sensitive(rng, m, "float32", reduction), order_sensitive(rng, n, "float32", reduction)
+    np.testing.assert_array_equal(run_combine("sorted fold", x, t, u, reduction), ufunc_at(x, t, u, reduction))
+
+
+@pytest.mark.parametrize("formulation", FORMULATIONS)
+def test_empty_data_drops_every_update(formulation):
+    t, u = np.array([0, 3], np.uint32), np.ones(2, np.float32)
+    for reduction in ("add", "mul", "max"):
+        assert run_combine(formulation, np.zeros(0, np.float32), t, u, reduction).shape == (0,)
