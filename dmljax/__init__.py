@@ -19,14 +19,23 @@ from dmljax._descriptors.random_generator import RandomGeneratorType as RandomGe
 from dmljax._descriptors.scatter import ScatterElementsOperatorDesc as ScatterElementsOperatorDesc
 from dmljax._descriptors.scatter import ScatterOperatorDesc as ScatterOperatorDesc
 from dmljax._descriptors.slice1 import Slice1OperatorDesc as Slice1OperatorDesc
+from dmljax._ops.depth_space import depth_to_space as depth_to_space
+from dmljax._ops.depth_space import space_to_depth as space_to_depth
+from dmljax._ops.fill_value_sequence import fill_value_sequence as fill_value_sequence
 from dmljax._ops.gather import gather as gather
 from dmljax._ops.gather import gather_elements as gather_elements
 from dmljax._ops.indices import IndexMode as IndexMode
+from dmljax._ops.join_split import join as join
+from dmljax._ops.join_split import split_tensor as split_tensor
 from dmljax._ops.nd import gather_nd as gather_nd
 from dmljax._ops.nd import scatter_nd as scatter_nd
+from dmljax._ops.padding import pad as pad
+from dmljax._ops.reverse_subsequences import reverse_subsequences as reverse_subsequences
 from dmljax._ops.scatter import scatter as scatter
 from dmljax._ops.scatter import scatter_elements as scatter_elements
 from dmljax._ops.slice1 import slice1 as slice1
+from dmljax._ops.slice_grad import slice_grad as slice_grad
+from dmljax._ops.tile import tile as tile
 from dmljax._random.distributions import bernoulli as bernoulli
 from dmljax._random.distributions import normal as normal
 from dmljax._random.distributions import randint as randint
@@ -63,25 +72,34 @@ __all__ = [
     "calc_buffer_tensor_size",
     "compile_operator",
     "config",
+    "depth_to_space",
     "dropout",
+    "fill_value_sequence",
     "fold_in",
     "gather",
     "gather_elements",
     "gather_nd",
+    "join",
     "make_state",
     "normal",
     "packed_strides",
+    "pad",
     "philox4x32_10",
     "prng_impl",
     "randint",
     "random_generator",
     "read_tensor",
+    "reverse_subsequences",
     "scatter",
     "scatter_elements",
     "scatter_nd",
     "slice1",
+    "slice_grad",
+    "space_to_depth",
     "split",
+    "split_tensor",
     "state_from_tf_seed",
+    "tile",
     "uniform",
     "write_tensor",
 ]

@@ -92,5 +92,6 @@ def fill_value_sequence_validated(shape: tuple[int, ...], dtype: np.dtype, start
         flat = lax.bitcast_convert_type(flat, dtype) if dtype != unsigned else flat
     else:
         work = np.dtype("float64") if dtype == np.float64 else np.dtype("float32")
-        flat = (np.asarray(start, work) + np.asarray(delta, work) * lax.iota(work, count)).astype(dtype)
+        step = lax.iota(work, count) * np.asarray(delta, work)
+        flat = (step + np.asarray(start, work)).astype(dtype)
     return jnp.reshape(flat, shape)
