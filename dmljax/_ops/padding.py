@@ -14,6 +14,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from dmljax._core.errors import fail
 from dmljax._ops.indices import as_data, check_rank
@@ -126,6 +127,28 @@ def padding_validated(
 ) -> jax.Array:
     """`pad` on checked amounts and a mode key of `PADDING_MODES`: no checks."""
     widths = tuple(zip(start_padding, end_padding, strict=True))
+    if mode == "edge":
+        return _edge(input, start_padding, end_padding)
     if mode == "constant":
         return jnp.pad(input, widths, mode="constant", constant_values=value)
     return jnp.pad(input, widths, mode=PADDING_MODES[mode])
+
+
+def _edge(input: jax.Array, start_padding: tuple[int, ...], end_padding: tuple[int, ...]) -> jax.Array:
+    """Edge padding as broadcast edge slices joined to the input, one axis at a time.
+
+    `jnp.pad`'s edge mode concatenates zero-size pieces for an unpadded side, which
+    jax2onnx's Concat lowering declares with the wrong shape; here only non-empty pieces
+    are joined, so `dmljax.onnx.export` gives a model onnxruntime runs.
+    """
+    out = input
+    for axis, (start, end) in enumerate(zip(start_padding, end_padding, strict=True)):
+        pieces = []
+        for count, edge in ((start, 0), (None, None), (end, out.shape[axis] - 1)):
+            if count is None:
+                pieces.append(out)
+            elif count:
+                line = lax.slice_in_dim(out, edge, edge + 1, axis=axis)
+                pieces.append(jnp.broadcast_to(line, out.shape[:axis] + (count,) + out.shape[axis + 1 :]))
+        out = lax.concatenate(pieces, axis) if len(pieces) > 1 else out
+    return out

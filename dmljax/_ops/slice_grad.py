@@ -2,8 +2,8 @@
 
 The window rules are `slice1`'s (`dmljax._ops.slice1.check_window_rules`), with the
 input gradient's shape as Slice1's output sizes. The body is one `lax.rev` of the
-negative-stride dimensions and one `lax.pad` with interior padding (the transpose of
-`slice1`'s `lax.slice`): never a scatter.
+negative-stride dimensions and pads: zeros between the copied elements (`_spread`)
+and around the window: never a scatter.
 """
 
 from __future__ import annotations
@@ -91,7 +91,26 @@ def slice_grad_validated(
         first = offset if stride > 0 else offset + size - 1
         last = first + stride * (out - 1)
         low, high = min(first, last), max(first, last)
-        config.append((low, dim - 1 - high, abs(stride) - 1))
+        config.append((low, dim - 1 - high, 0))
     reversed_dims = tuple(d for d, stride in enumerate(strides) if stride < 0)
     grad = lax.rev(input_gradient, reversed_dims) if reversed_dims else input_gradient
+    for axis, stride in enumerate(strides):
+        grad = _spread(grad, axis, abs(stride))
     return lax.pad(grad, np.zeros((), grad.dtype), config)
+
+
+def _spread(x: jax.Array, axis: int, step: int) -> jax.Array:
+    """``step - 1`` zeros between neighbours along ``axis``: `lax.pad`'s interior padding.
+
+    Written as a pad of a new axis and a reshape, which `dmljax.onnx.export` lowers
+    (jax2onnx refuses interior padding).
+    """
+    if step == 1:
+        return x
+    n = x.shape[axis]
+    wide = lax.expand_dims(x, (axis + 1,))
+    config = [(0, 0, 0)] * wide.ndim
+    config[axis + 1] = (0, step - 1, 0)
+    wide = lax.pad(wide, np.zeros((), x.dtype), config)
+    merged = wide.reshape(x.shape[:axis] + (n * step,) + x.shape[axis + 1 :])
+    return lax.slice_in_dim(merged, 0, (n - 1) * step + 1, axis=axis)
