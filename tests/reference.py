@@ -414,17 +414,21 @@ def reverse_subsequences(data: np.ndarray, lengths: np.ndarray, axis: int) -> np
 
 
 def fill_value_sequence(shape, dtype, start, delta) -> np.ndarray:
-    """DML_FILL_VALUE_SEQUENCE: ``flat[i] = start + delta * i`` (integers modulo 2^bits, floats in float32/64)."""
+    """DML_FILL_VALUE_SEQUENCE, the page's loop: ``out[c] = value; value += delta`` in the output's type."""
     dtype = np.dtype(dtype)
     out = np.empty(int(np.prod(shape)), dtype=dtype)
-    for i in range(out.size):
-        if dtype.kind in "iu":
-            bits = dtype.itemsize * 8
-            value = (start + delta * i) % 2**bits
-            out[i] = value - 2**bits if dtype.kind == "i" and value >= 2 ** (bits - 1) else value
-        else:
-            work = np.float64 if dtype == np.float64 else np.float32
-            out[i] = dtype.type(work(start) + work(delta) * work(i))
+    if dtype.kind in "iu":  # Python ints, reduced modulo 2^bits into the type
+        bits = dtype.itemsize * 8
+        value = start
+        for i in range(out.size):
+            wrapped = value % 2**bits
+            out[i] = wrapped - 2**bits if dtype.kind == "i" and wrapped >= 2 ** (bits - 1) else wrapped
+            value += delta
+    else:
+        value, step = dtype.type(start), dtype.type(delta)
+        for i in range(out.size):
+            out[i] = value
+            value = dtype.type(value + step)
     return out.reshape(tuple(shape))
 
 

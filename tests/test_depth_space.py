@@ -61,3 +61,19 @@ def test_jit_vmap_grads():
 def test_errors(call, match):
     with pytest.raises(ValidationError, match=match):
         call()
+
+
+PAGE_INPUT = (np.arange(8)[:, None, None] * 9 + np.array([[0, 1, 2], [3, 4, 5]])).astype(np.uint32)[None]
+PAGE_OUTPUTS = {  # DML_DEPTH_TO_SPACE1_OPERATOR_DESC's examples 1 (DCR) and 2 (CRD), BlockSize 2
+    "DCR": [[[0, 18, 1, 19, 2, 20], [36, 54, 37, 55, 38, 56], [3, 21, 4, 22, 5, 23], [39, 57, 40, 58, 41, 59]],
+            [[9, 27, 10, 28, 11, 29], [45, 63, 46, 64, 47, 65], [12, 30, 13, 31, 14, 32], [48, 66, 49, 67, 50, 68]]],
+    "CRD": [[[0, 9, 1, 10, 2, 11], [18, 27, 19, 28, 20, 29], [3, 12, 4, 13, 5, 14], [21, 30, 22, 31, 23, 32]],
+            [[36, 45, 37, 46, 38, 47], [54, 63, 55, 64, 56, 65], [39, 48, 40, 49, 41, 50], [57, 66, 58, 67, 59, 68]]],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("order", PAGE_OUTPUTS)
+def test_page_examples(order):
+    out = dmljax.depth_to_space(PAGE_INPUT, 2, order)
+    np.testing.assert_array_equal(out[0], PAGE_OUTPUTS[order])
+    np.testing.assert_array_equal(dmljax.space_to_depth(out, 2, order), PAGE_INPUT)

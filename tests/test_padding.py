@@ -104,3 +104,18 @@ def test_errors(kwargs, error, match):
 def test_traced_padding_is_refused_by_name():
     with pytest.raises(ValidationError, match=r"pad: start_padding must be static ints"):
         jax.jit(lambda p: dmljax.pad(jnp.ones(2), p, [0]))(jnp.array([1]))
+
+
+PAGE_INPUT = np.array([[1, 2, 3, 4], [5, 6, 7, 8], [1, 2, 3, 4], [5, 6, 7, 8]], np.float32).reshape(1, 1, 4, 4)
+PAGE_OUTPUTS = {  # DML_PADDING1_OPERATOR_DESC's examples 3 and 4: StartPadding {0, 0, 1, 2}, EndPadding {0, 0, 3, 4}
+    "reflection": [[7, 6, 5, 6, 7, 8, 7, 6, 5, 6], [3, 2, 1, 2, 3, 4, 3, 2, 1, 2]] * 4,
+    "symmetric": [[2, 1, 1, 2, 3, 4, 4, 3, 2, 1], [2, 1, 1, 2, 3, 4, 4, 3, 2, 1], [6, 5, 5, 6, 7, 8, 8, 7, 6, 5],
+                  [2, 1, 1, 2, 3, 4, 4, 3, 2, 1], [6, 5, 5, 6, 7, 8, 8, 7, 6, 5], [6, 5, 5, 6, 7, 8, 8, 7, 6, 5],
+                  [2, 1, 1, 2, 3, 4, 4, 3, 2, 1], [6, 5, 5, 6, 7, 8, 8, 7, 6, 5]],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("mode", PAGE_OUTPUTS)
+def test_page_examples(mode):
+    out = dmljax.pad(PAGE_INPUT, [0, 0, 1, 2], [0, 0, 3, 4], mode)
+    np.testing.assert_array_equal(out[0, 0], PAGE_OUTPUTS[mode])

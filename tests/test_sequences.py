@@ -84,6 +84,20 @@ def test_fill_against_oracle(dtype, start, delta):
     np.testing.assert_array_equal(np.asarray(out), reference.fill_value_sequence([3, 1, 5], dtype, start, delta))
 
 
+def test_fill_page_examples():
+    np.testing.assert_array_equal(dmljax.fill_value_sequence([1, 1, 1, 3], "float32", 3, 2), [[[[3, 5, 7]]]])
+    np.testing.assert_array_equal(dmljax.fill_value_sequence([1, 1, 2, 2], "uint8", 10, -2), [[[[10, 8], [6, 4]]]])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_fill_floats_add_in_sequence(dtype):
+    out = np.asarray(dmljax.fill_value_sequence([64], dtype, 0.1, 0.1))
+    loop = reference.fill_value_sequence([64], dtype, 0.1, 0.1)
+    np.testing.assert_array_equal(out, loop)
+    closed = (np.float32(0.1) + np.float32(0.1) * np.arange(64, dtype=np.float32)).astype(dtype)
+    assert not np.array_equal(loop, closed)  # the rule matters: in-sequence rounding gives other bits
+
+
 def test_fill_64bit_under_x64(x64):
     for dtype, start, delta in (("int64", 2**62, 2**61), ("uint64", 2**64 - 2, 1), ("float64", 0.1, 1e-17)):
         out = dmljax.fill_value_sequence([2, 3], dtype, start, delta)

@@ -1,9 +1,11 @@
 """FillValueSequence (DML_FILL_VALUE_SEQUENCE_OPERATOR_DESC): an arithmetic sequence in row-major order.
 
-No input tensor: the output's shape, type, start and delta are static. Integers are
-computed in the unsigned type of their width, so a sequence that leaves the type's range
-wraps modulo 2^bits; floats are ``start + delta * i`` computed in float32 (float64 for
-FLOAT64) and rounded once to the output type.
+No input tensor: the output's shape, type, start and delta are static. The page defines
+the operator as a loop, ``output[c] = value; value += delta`` over the coordinates in
+order, with ``value`` of the output's type. Integers: ``start + delta * i`` in the unsigned
+type of their width, equal to the loop's wrap-around modulo 2^bits, in parallel. Floats:
+the loop itself (`lax.scan` in the output type), because each addition rounds and
+``start + delta * i`` gives other bits; its cost is one step per element.
 """
 
 from __future__ import annotations
@@ -32,9 +34,11 @@ def fill_value_sequence(shape: Sequence[int], dtype: Any, start: float | int, de
 
     ``i`` counts the elements in row-major order. ``start`` and ``delta`` are DirectML's
     ``ValueStart`` and ``ValueDelta`` (a ``DML_SCALAR_UNION`` of ``ValueDataType``, the
-    output's type): for an integer type they must be integers that fit it, and the
-    sequence wraps modulo 2^bits when it leaves the type's range; for a float type the
-    value is computed in float32 (float64 for FLOAT64) and rounded once.
+    output's type). The page's rule is a loop, ``value += delta`` after each element, in
+    the output's type: for a float type each addition rounds (exactly as that loop, so
+    ``0.1`` added ten times is not ``1.0``); for an integer type the sequence wraps modulo
+    2^bits, and ``delta`` may be negative for an unsigned type (the page's UINT8 example
+    steps by -2). Integer ``start`` must fit the type.
 
     Args:
       shape: ``OutputTensor.Sizes``: 1 to 8 static ints >= 1.
@@ -56,6 +60,8 @@ def fill_value_sequence(shape: Sequence[int], dtype: Any, start: float | int, de
              [2.5, 3. , 3.5]], dtype=float32)
       >>> fill_value_sequence([4], "uint8", 250, 3)  # wraps modulo 256
       Array([250, 253,   0,   3], dtype=uint8)
+      >>> fill_value_sequence([4], "uint8", 10, -2)  # the page's example 2
+      Array([10,  8,  6,  4], dtype=uint8)
     """
     op = "fill_value_sequence"
     data_type = as_data_type(dtype, op, "dtype")
@@ -73,9 +79,12 @@ def _scalar(op: str, param: str, value: Any, dtype: np.dtype) -> Any:
     if isinstance(value, jax.core.Tracer) or isinstance(value, bool) or np.ndim(value) != 0:
         raise fail(op, param, "be a static Python number", value, f"dtype {dtype}")
     if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        if not float(value).is_integer() or not info.min <= int(value) <= info.max:
-            raise fail(op, param, f"be an integer in [{info.min}, {info.max}] (dtype {dtype})", value)
+        low, high = np.iinfo(dtype).min, np.iinfo(dtype).max
+        if param == "delta":  # a step modulo 2^bits: either type of the width (the page steps a UINT8 by -2)
+            bits = dtype.itemsize * 8
+            low, high = -(2 ** (bits - 1)), 2**bits - 1
+        if not float(value).is_integer() or not low <= int(value) <= high:
+            raise fail(op, param, f"be an integer in [{low}, {high}] (dtype {dtype})", value)
         return int(value)
     return float(value)
 
@@ -91,7 +100,10 @@ def fill_value_sequence_validated(shape: tuple[int, ...], dtype: np.dtype, start
         flat = i * np.asarray(delta % modulus, unsigned) + np.asarray(start % modulus, unsigned)
         flat = lax.bitcast_convert_type(flat, dtype) if dtype != unsigned else flat
     else:
-        work = np.dtype("float64") if dtype == np.float64 else np.dtype("float32")
-        step = lax.iota(work, count) * np.asarray(delta, work)
-        flat = (step + np.asarray(start, work)).astype(dtype)
+        step = np.asarray(delta, dtype)
+
+        def add(value: jax.Array, _: None) -> tuple[jax.Array, jax.Array]:
+            return value + step, value
+
+        _, flat = lax.scan(add, jnp.asarray(start, dtype), None, length=count)
     return jnp.reshape(flat, shape)

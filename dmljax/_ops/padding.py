@@ -143,12 +143,12 @@ def _edge(input: jax.Array, start_padding: tuple[int, ...], end_padding: tuple[i
     """
     out = input
     for axis, (start, end) in enumerate(zip(start_padding, end_padding, strict=True)):
-        pieces = []
-        for count, edge in ((start, 0), (None, None), (end, out.shape[axis] - 1)):
-            if count is None:
-                pieces.append(out)
-            elif count:
-                line = lax.slice_in_dim(out, edge, edge + 1, axis=axis)
-                pieces.append(jnp.broadcast_to(line, out.shape[:axis] + (count,) + out.shape[axis + 1 :]))
+        size = out.shape[axis]
+
+        def edge(position: int, count: int, out: jax.Array = out, axis: int = axis) -> jax.Array:
+            line = lax.slice_in_dim(out, position, position + 1, axis=axis)
+            return jnp.broadcast_to(line, out.shape[:axis] + (count,) + out.shape[axis + 1 :])
+
+        pieces = [*([edge(0, start)] if start else []), out, *([edge(size - 1, end)] if end else [])]
         out = lax.concatenate(pieces, axis) if len(pieces) > 1 else out
     return out
