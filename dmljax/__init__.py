@@ -9,16 +9,23 @@ from dmljax._core.config import config as config
 from dmljax._core.dtypes import DataType as DataType
 from dmljax._core.errors import ValidationError as ValidationError
 from dmljax._descriptors.compile import compile_operator as compile_operator
+from dmljax._descriptors.depth_space import DepthToSpaceOperatorDesc as DepthToSpaceOperatorDesc
+from dmljax._descriptors.depth_space import SpaceToDepthOperatorDesc as SpaceToDepthOperatorDesc
 from dmljax._descriptors.feature_levels import FeatureLevel as FeatureLevel
+from dmljax._descriptors.fill_value_sequence import FillValueSequenceOperatorDesc as FillValueSequenceOperatorDesc
 from dmljax._descriptors.gather import GatherOperatorDesc as GatherOperatorDesc
 from dmljax._descriptors.gather_elements import GatherElementsOperatorDesc as GatherElementsOperatorDesc
 from dmljax._descriptors.nd import GatherNDOperatorDesc as GatherNDOperatorDesc
 from dmljax._descriptors.nd import ScatterNDOperatorDesc as ScatterNDOperatorDesc
+from dmljax._descriptors.padding import PaddingOperatorDesc as PaddingOperatorDesc
 from dmljax._descriptors.random_generator import RandomGeneratorOperatorDesc as RandomGeneratorOperatorDesc
 from dmljax._descriptors.random_generator import RandomGeneratorType as RandomGeneratorType
+from dmljax._descriptors.reverse_subsequences import ReverseSubsequencesOperatorDesc as ReverseSubsequencesOperatorDesc
 from dmljax._descriptors.scatter import ScatterElementsOperatorDesc as ScatterElementsOperatorDesc
 from dmljax._descriptors.scatter import ScatterOperatorDesc as ScatterOperatorDesc
 from dmljax._descriptors.slice1 import Slice1OperatorDesc as Slice1OperatorDesc
+from dmljax._descriptors.slice_grad import SliceGradOperatorDesc as SliceGradOperatorDesc
+from dmljax._descriptors.tile import TileOperatorDesc as TileOperatorDesc
 from dmljax._ops.depth_space import depth_to_space as depth_to_space
 from dmljax._ops.depth_space import space_to_depth as space_to_depth
 from dmljax._ops.fill_value_sequence import fill_value_sequence as fill_value_sequence
@@ -54,18 +61,25 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DataType",
+    "DepthToSpaceOperatorDesc",
     "FeatureLevel",
+    "FillValueSequenceOperatorDesc",
     "GatherElementsOperatorDesc",
     "GatherNDOperatorDesc",
     "GatherOperatorDesc",
     "IndexMode",
+    "PaddingOperatorDesc",
     "RandomGeneratorOperatorDesc",
     "RandomGeneratorType",
+    "ReverseSubsequencesOperatorDesc",
     "ScatterElementsOperatorDesc",
     "ScatterNDOperatorDesc",
     "ScatterOperatorDesc",
     "Slice1OperatorDesc",
+    "SliceGradOperatorDesc",
+    "SpaceToDepthOperatorDesc",
     "TensorDesc",
+    "TileOperatorDesc",
     "ValidationError",
     "advance",
     "bernoulli",

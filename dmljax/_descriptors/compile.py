@@ -25,6 +25,9 @@ from dmljax._descriptors.validate import validate_operator_desc
 
 __all__ = ["compile_operator"]
 
+# The structs' output tensor members, in the order the compiled function returns them.
+OUTPUT_MEMBERS = ("output_tensor", "output_gradient_tensor", "output_state_tensor")
+
 
 def compile_operator(desc: Any, feature_level: Any = FeatureLevel.LATEST) -> Callable[..., Any]:
     """Validate an operator descriptor at a feature level and return it as a jitted function.
@@ -55,8 +58,11 @@ def compile_operator(desc: Any, feature_level: Any = FeatureLevel.LATEST) -> Cal
 
     Args:
       desc: a `ScatterOperatorDesc`, `GatherOperatorDesc`, `GatherElementsOperatorDesc`,
-        `GatherNDOperatorDesc`, `ScatterNDOperatorDesc`, `Slice1OperatorDesc` or
-        `RandomGeneratorOperatorDesc`.
+        `GatherNDOperatorDesc`, `ScatterNDOperatorDesc`, `Slice1OperatorDesc`,
+        `RandomGeneratorOperatorDesc`, `PaddingOperatorDesc`, `TileOperatorDesc`,
+        `SpaceToDepthOperatorDesc`, `DepthToSpaceOperatorDesc`,
+        `ReverseSubsequencesOperatorDesc`, `FillValueSequenceOperatorDesc` (no input
+        buffer) or `SliceGradOperatorDesc`.
       feature_level: a `FeatureLevel`, DirectML's integer value or a string like ``"3.0"``.
 
     Returns:
@@ -110,7 +116,7 @@ def _run(operator: Operator, desc: Any, buffers: tuple[Any, ...]) -> Any:
         raise TypeError(f"{type(desc).__name__}: takes {len(inputs)} buffers ({names}); got {len(buffers)}.")
     arrays = [_read(desc, member, buffer) for member, buffer in zip(inputs, buffers, strict=True)]
     results = operator.apply(desc, *arrays)
-    outputs = [m for m in ("output_tensor", "output_state_tensor") if getattr(desc, m, None) is not None]
+    outputs = [m for m in OUTPUT_MEMBERS if getattr(desc, m, None) is not None]
     written = tuple(_write(getattr(desc, m), value) for m, value in zip(outputs, results, strict=False))
     return written[0] if len(written) == 1 else written
 

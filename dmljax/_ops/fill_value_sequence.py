@@ -23,7 +23,7 @@ from dmljax._core.errors import fail
 from dmljax._core.limits import MAX_DIMENSIONS, MAX_TENSOR_ELEMENTS
 from dmljax._ops.static_args import static_ints
 
-__all__ = ["fill_value_sequence", "fill_value_sequence_validated"]
+__all__ = ["check_scalar", "fill_value_sequence", "fill_value_sequence_validated"]
 
 # The operator's output types (the page's tensor support table, feature levels 2.1 to 5.0).
 FILL_TYPES = tuple(DataType)[:11]
@@ -71,11 +71,12 @@ def fill_value_sequence(shape: Sequence[int], dtype: Any, start: float | int, de
     shape = static_ints(op, "shape", shape, None, "output", minimum=1)
     if not 1 <= len(shape) <= MAX_DIMENSIONS or int(np.prod(shape)) > MAX_TENSOR_ELEMENTS:
         raise fail(op, "shape", f"have 1 to {MAX_DIMENSIONS} sizes and at most {MAX_TENSOR_ELEMENTS} elements", shape)
-    values = [_scalar(op, name, v, data_type.dtype) for name, v in (("start", start), ("delta", delta))]
+    values = [check_scalar(op, name, v, data_type.dtype) for name, v in (("start", start), ("delta", delta))]
     return fill_value_sequence_validated(shape, data_type.dtype, *values)
 
 
-def _scalar(op: str, param: str, value: Any, dtype: np.dtype) -> Any:
+def check_scalar(op: str, param: str, value: Any, dtype: np.dtype) -> Any:
+    """``value`` as the Python int or float the type takes (integers: the type's range; ``delta`` modulo 2^bits)."""
     if isinstance(value, jax.core.Tracer) or isinstance(value, bool) or np.ndim(value) != 0:
         raise fail(op, param, "be a static Python number", value, f"dtype {dtype}")
     if dtype.kind in "iu":

@@ -20,7 +20,7 @@ from dmljax._core.errors import fail
 from dmljax._ops.indices import as_data, check_rank
 from dmljax._ops.static_args import static_ints
 
-__all__ = ["PADDING_MODES", "check_mode", "pad", "padding_validated"]
+__all__ = ["PADDING_MODES", "check_mode", "pad", "padding_validated", "padding_value"]
 
 # DML_PADDING_MODE (directml.h) -> jnp.pad's mode. REFLECTION leaves the edge out of the
 # mirror image, SYMMETRIC repeats it; WRAP (feature level 6.4) repeats the input periodically.
@@ -99,10 +99,10 @@ def pad(
     start = static_ints("pad", "start_padding", start_padding, input.ndim, context)
     end = static_ints("pad", "end_padding", end_padding, input.ndim, context)
     mode = check_mode("pad", mode)
-    return padding_validated(input, start, end, mode, _padding_value(input.dtype, value))
+    return padding_validated(input, start, end, mode, padding_value(input.dtype, value))
 
 
-def _padding_value(dtype: np.dtype, value: Any) -> Any:
+def padding_value(dtype: np.dtype, value: Any) -> Any:
     """``value`` in ``dtype``: truncated toward zero for integer types (the page's rule), range-checked."""
     if isinstance(value, jax.core.Tracer):
         if value.shape != ():
