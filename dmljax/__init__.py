@@ -15,6 +15,8 @@ from dmljax._descriptors.feature_levels import FeatureLevel as FeatureLevel
 from dmljax._descriptors.fill_value_sequence import FillValueSequenceOperatorDesc as FillValueSequenceOperatorDesc
 from dmljax._descriptors.gather import GatherOperatorDesc as GatherOperatorDesc
 from dmljax._descriptors.gather_elements import GatherElementsOperatorDesc as GatherElementsOperatorDesc
+from dmljax._descriptors.join_split import JoinOperatorDesc as JoinOperatorDesc
+from dmljax._descriptors.join_split import SplitOperatorDesc as SplitOperatorDesc
 from dmljax._descriptors.nd import GatherNDOperatorDesc as GatherNDOperatorDesc
 from dmljax._descriptors.nd import ScatterNDOperatorDesc as ScatterNDOperatorDesc
 from dmljax._descriptors.padding import PaddingOperatorDesc as PaddingOperatorDesc
@@ -68,6 +70,7 @@ __all__ = [
     "GatherNDOperatorDesc",
     "GatherOperatorDesc",
     "IndexMode",
+    "JoinOperatorDesc",
     "PaddingOperatorDesc",
     "RandomGeneratorOperatorDesc",
     "RandomGeneratorType",
@@ -78,6 +81,7 @@ __all__ = [
     "Slice1OperatorDesc",
     "SliceGradOperatorDesc",
     "SpaceToDepthOperatorDesc",
+    "SplitOperatorDesc",
     "TensorDesc",
     "TileOperatorDesc",
     "ValidationError",

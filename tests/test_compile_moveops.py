@@ -182,3 +182,35 @@ def test_slice_grad_levels_and_rules():
         compile_operator(SliceGradOperatorDesc(g, o, (1, 0), (1, 2), (1, 2)))
     out = compile_operator(SliceGradOperatorDesc(g, o, (1, 0), (1, 4), (1, -2)))(jnp.array([1.0, 2.0]))
     np.testing.assert_array_equal(out.reshape(2, 5), [[0, 0, 0, 0, 0], [0, 2, 0, 1, 0]])
+
+
+def test_join_page_example_1_and_split_back_with_strided_buffers():
+    a, b = TensorDesc("float32", (1, 1, 2, 3)), TensorDesc("float32", (1, 1, 2, 4), (8, 8, 1, 2))  # column-major
+    out = TensorDesc("float32", (1, 1, 2, 7), (16, 16, 8, 1), total_tensor_size_in_bytes=64)  # rows padded to 8
+    x = np.array([[1, 2, 3], [4, 5, 6]], np.float32).reshape(1, 1, 2, 3)
+    y = np.array([[7, 8, 9, 10], [11, 12, 13, 14]], np.float32).reshape(1, 1, 2, 4)
+    joined = compile_operator(dmljax.JoinOperatorDesc((a, b), out, 3), "1.0")(to_buffer(a, x), to_buffer(b, y))
+    expected = [[[[1, 2, 3, 7, 8, 9, 10], [4, 5, 6, 11, 12, 13, 14]]]]
+    check_output(out, joined, expected)
+    pieces = compile_operator(dmljax.SplitOperatorDesc(out, (a, b), 3), "1.0")(joined)
+    check_output(a, pieces[0], x)
+    check_output(b, pieces[1], y)
+
+
+def test_join_split_rules_and_levels():
+    a, b = TensorDesc("int8", (1, 1, 2, 3)), TensorDesc("int8", (1, 1, 2, 4))
+    out = TensorDesc("int8", (1, 1, 2, 7))
+    with pytest.raises(ValidationError, match=r"input_tensors\[0\].dtype must be one of .* at feature level 1.0"):
+        compile_operator(dmljax.JoinOperatorDesc((a, b), out, 3), "1.0")
+    with pytest.raises(
+        ValidationError, match=r"input_tensors\[0\].sizes\[3\] must equal output_tensor.sizes\[3\] \(7\); got .*=3"
+    ):
+        compile_operator(dmljax.JoinOperatorDesc((a, b), out, 2), "2.1")
+    short = TensorDesc("int8", (1, 1, 2, 6))
+    with pytest.raises(ValidationError, match=r"output_tensors.sizes must add up to input_tensor.sizes\[3\] \(6\)"):
+        compile_operator(dmljax.SplitOperatorDesc(short, (a, b), 3), "2.1")
+    with pytest.raises(TypeError, match=r"JoinOperatorDesc: input_tensors must be a non-empty sequence of TensorDesc"):
+        dmljax.JoinOperatorDesc((), out, 3)
+    op = compile_operator(dmljax.JoinOperatorDesc((a, b), out, 3), "2.1")
+    with pytest.raises(TypeError, match=r"takes 2 buffers \(input_buffers\[0\], input_buffers\[1\]\); got 1"):
+        op(jnp.zeros(8, jnp.int8))
