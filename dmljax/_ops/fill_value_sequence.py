@@ -5,7 +5,8 @@ the operator as a loop, ``output[c] = value; value += delta`` over the coordinat
 order, with ``value`` of the output's type. Integers: ``start + delta * i`` in the unsigned
 type of their width, equal to the loop's wrap-around modulo 2^bits, in parallel. Floats:
 the loop itself (`lax.scan` in the output type), because each addition rounds and
-``start + delta * i`` gives other bits; its cost is one step per element.
+``start + delta * i`` gives other bits; its cost is one step per element
+(docs/design/fill-value-sequence.md).
 """
 
 from __future__ import annotations
