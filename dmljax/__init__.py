@@ -13,18 +13,27 @@ from dmljax._descriptors.axis_direction import AxisDirection as AxisDirection
 from dmljax._descriptors.compile import compile_operator as compile_operator
 from dmljax._descriptors.cumulative import CumulativeProductOperatorDesc as CumulativeProductOperatorDesc
 from dmljax._descriptors.cumulative import CumulativeSummationOperatorDesc as CumulativeSummationOperatorDesc
+from dmljax._descriptors.depth_space import DepthToSpaceOperatorDesc as DepthToSpaceOperatorDesc
+from dmljax._descriptors.depth_space import SpaceToDepthOperatorDesc as SpaceToDepthOperatorDesc
 from dmljax._descriptors.feature_levels import FeatureLevel as FeatureLevel
+from dmljax._descriptors.fill_value_sequence import FillValueSequenceOperatorDesc as FillValueSequenceOperatorDesc
 from dmljax._descriptors.gather import GatherOperatorDesc as GatherOperatorDesc
 from dmljax._descriptors.gather_elements import GatherElementsOperatorDesc as GatherElementsOperatorDesc
+from dmljax._descriptors.join_split import JoinOperatorDesc as JoinOperatorDesc
+from dmljax._descriptors.join_split import SplitOperatorDesc as SplitOperatorDesc
 from dmljax._descriptors.nd import GatherNDOperatorDesc as GatherNDOperatorDesc
 from dmljax._descriptors.nd import ScatterNDOperatorDesc as ScatterNDOperatorDesc
 from dmljax._descriptors.nonzero import NonzeroCoordinatesOperatorDesc as NonzeroCoordinatesOperatorDesc
 from dmljax._descriptors.one_hot import OneHotOperatorDesc as OneHotOperatorDesc
+from dmljax._descriptors.padding import PaddingOperatorDesc as PaddingOperatorDesc
 from dmljax._descriptors.random_generator import RandomGeneratorOperatorDesc as RandomGeneratorOperatorDesc
 from dmljax._descriptors.random_generator import RandomGeneratorType as RandomGeneratorType
+from dmljax._descriptors.reverse_subsequences import ReverseSubsequencesOperatorDesc as ReverseSubsequencesOperatorDesc
 from dmljax._descriptors.scatter import ScatterElementsOperatorDesc as ScatterElementsOperatorDesc
 from dmljax._descriptors.scatter import ScatterOperatorDesc as ScatterOperatorDesc
 from dmljax._descriptors.slice1 import Slice1OperatorDesc as Slice1OperatorDesc
+from dmljax._descriptors.slice_grad import SliceGradOperatorDesc as SliceGradOperatorDesc
+from dmljax._descriptors.tile import TileOperatorDesc as TileOperatorDesc
 from dmljax._descriptors.topk import ArgMaxOperatorDesc as ArgMaxOperatorDesc
 from dmljax._descriptors.topk import ArgMinOperatorDesc as ArgMinOperatorDesc
 from dmljax._descriptors.topk import TopKOperatorDesc as TopKOperatorDesc
@@ -32,13 +41,20 @@ from dmljax._ops.arg_reduce import argmax as argmax
 from dmljax._ops.arg_reduce import argmin as argmin
 from dmljax._ops.cumulative import cumulative_product as cumulative_product
 from dmljax._ops.cumulative import cumulative_sum as cumulative_sum
+from dmljax._ops.depth_space import depth_to_space as depth_to_space
+from dmljax._ops.depth_space import space_to_depth as space_to_depth
+from dmljax._ops.fill_value_sequence import fill_value_sequence as fill_value_sequence
 from dmljax._ops.gather import gather as gather
 from dmljax._ops.gather import gather_elements as gather_elements
 from dmljax._ops.indices import IndexMode as IndexMode
+from dmljax._ops.join_split import join as join
+from dmljax._ops.join_split import split_tensor as split_tensor
 from dmljax._ops.nd import gather_nd as gather_nd
 from dmljax._ops.nd import scatter_nd as scatter_nd
 from dmljax._ops.nonzero import nonzero_coordinates as nonzero_coordinates
 from dmljax._ops.one_hot import one_hot as one_hot
+from dmljax._ops.padding import pad as pad
+from dmljax._ops.reverse_subsequences import reverse_subsequences as reverse_subsequences
 from dmljax._ops.scatter import scatter as scatter
 from dmljax._ops.scatter import scatter_elements as scatter_elements
 from dmljax._ops.segment import segment_max as segment_max
@@ -47,6 +63,8 @@ from dmljax._ops.segment import segment_min as segment_min
 from dmljax._ops.segment import segment_prod as segment_prod
 from dmljax._ops.segment import segment_sum as segment_sum
 from dmljax._ops.slice1 import slice1 as slice1
+from dmljax._ops.slice_grad import slice_grad as slice_grad
+from dmljax._ops.tile import tile as tile
 from dmljax._ops.topk import top_k as top_k
 from dmljax._random.distributions import bernoulli as bernoulli
 from dmljax._random.distributions import normal as normal
@@ -69,20 +87,29 @@ __all__ = [
     "CumulativeProductOperatorDesc",
     "CumulativeSummationOperatorDesc",
     "DataType",
+    "DepthToSpaceOperatorDesc",
     "FeatureLevel",
+    "FillValueSequenceOperatorDesc",
     "GatherElementsOperatorDesc",
     "GatherNDOperatorDesc",
     "GatherOperatorDesc",
     "IndexMode",
+    "JoinOperatorDesc",
     "NonzeroCoordinatesOperatorDesc",
     "OneHotOperatorDesc",
+    "PaddingOperatorDesc",
     "RandomGeneratorOperatorDesc",
     "RandomGeneratorType",
+    "ReverseSubsequencesOperatorDesc",
     "ScatterElementsOperatorDesc",
     "ScatterNDOperatorDesc",
     "ScatterOperatorDesc",
     "Slice1OperatorDesc",
+    "SliceGradOperatorDesc",
+    "SpaceToDepthOperatorDesc",
+    "SplitOperatorDesc",
     "TensorDesc",
+    "TileOperatorDesc",
     "TopKOperatorDesc",
     "ValidationError",
     "advance",
@@ -94,21 +121,26 @@ __all__ = [
     "config",
     "cumulative_product",
     "cumulative_sum",
+    "depth_to_space",
     "dropout",
+    "fill_value_sequence",
     "fold_in",
     "gather",
     "gather_elements",
     "gather_nd",
+    "join",
     "make_state",
     "nonzero_coordinates",
     "normal",
     "one_hot",
     "packed_strides",
+    "pad",
     "philox4x32_10",
     "prng_impl",
     "randint",
     "random_generator",
     "read_tensor",
+    "reverse_subsequences",
     "scatter",
     "scatter_elements",
     "scatter_nd",
@@ -118,8 +150,12 @@ __all__ = [
     "segment_prod",
     "segment_sum",
     "slice1",
+    "slice_grad",
+    "space_to_depth",
     "split",
+    "split_tensor",
     "state_from_tf_seed",
+    "tile",
     "top_k",
     "uniform",
     "write_tensor",

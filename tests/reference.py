@@ -493,3 +493,136 @@ def nonzero_coordinates(x: np.ndarray) -> tuple[int, np.ndarray]:
             coordinates[count] = c
             count += 1
     return count, coordinates
+
+
+# Data movement: DML_PADDING1, DML_TILE, DML_JOIN, DML_SPLIT, DML_SPACE_TO_DEPTH1,
+# DML_DEPTH_TO_SPACE1, DML_REVERSE_SUBSEQUENCES, DML_FILL_VALUE_SEQUENCE, DML_SLICE_GRAD:
+# https://learn.microsoft.com/en-us/windows/win32/api/directml/ (each struct's page)
+# --------------------------------------------------------------------------------------
+
+
+def _pad_source(i: int, n: int, mode: str) -> int | None:
+    """The input position that padded position ``i`` (``< 0`` or ``>= n``) reads; None: the constant."""
+    if 0 <= i < n:
+        return i
+    if mode == "constant":
+        return None
+    if mode == "edge" or n == 1:
+        return min(max(i, 0), n - 1)
+    if mode == "wrap":
+        return i % n
+    if mode == "reflection":  # mirrored at the edge, the edge not repeated: period 2 (n - 1)
+        m = i % (2 * (n - 1))
+        return m if m < n else 2 * (n - 1) - m
+    m = i % (2 * n)  # symmetric: the edge repeated, period 2 n
+    return m if m < n else 2 * n - 1 - m
+
+
+def pad(data: np.ndarray, start, end, mode: str = "constant", value=0) -> np.ndarray:
+    """DML_PADDING1: output size ``start + n + end``; each padded position reads per ``mode``."""
+    shape = tuple(s + n + e for s, n, e in zip(start, data.shape, end, strict=True))
+    out = np.empty(shape, dtype=data.dtype)
+    for c in np.ndindex(*shape):
+        source = [_pad_source(ci - s, n, mode) for ci, s, n in zip(c, start, data.shape, strict=True)]
+        out[c] = value if None in source else data[tuple(source)]
+    return out
+
+
+def tile(data: np.ndarray, repeats) -> np.ndarray:
+    """DML_TILE: ``output[c] = data[c % data.shape]``."""
+    shape = tuple(n * r for n, r in zip(data.shape, repeats, strict=True))
+    out = np.empty(shape, dtype=data.dtype)
+    for c in np.ndindex(*shape):
+        out[c] = data[tuple(ci % n for ci, n in zip(c, data.shape, strict=True))]
+    return out
+
+
+def join(inputs, axis: int) -> np.ndarray:
+    """DML_JOIN: the inputs one after the other along ``axis``."""
+    shape = list(inputs[0].shape)
+    shape[axis] = sum(x.shape[axis] for x in inputs)
+    out = np.empty(tuple(shape), dtype=inputs[0].dtype)
+    for c in np.ndindex(*shape):
+        k, position = 0, c[axis]
+        while position >= inputs[k].shape[axis]:
+            position -= inputs[k].shape[axis]
+            k += 1
+        out[c] = inputs[k][c[:axis] + (position,) + c[axis + 1 :]]
+    return out
+
+
+def split_tensor(data: np.ndarray, sizes, axis: int) -> list[np.ndarray]:
+    """DML_SPLIT: output ``k`` holds ``sizes[k]`` elements along ``axis``, from where output ``k - 1`` ended."""
+    outs, start = [], 0
+    for size in sizes:
+        shape = data.shape[:axis] + (size,) + data.shape[axis + 1 :]
+        out = np.empty(shape, dtype=data.dtype)
+        for c in np.ndindex(*shape):
+            out[c] = data[c[:axis] + (start + c[axis],) + c[axis + 1 :]]
+        outs.append(out)
+        start += size
+    return outs
+
+
+def _depth(c: int, i: int, j: int, channels: int, b: int, order: str) -> int:
+    """The depth index of channel ``c`` at block offset ``(i, j)``: DCR puts the offset first, CRD last."""
+    return (i * b + j) * channels + c if order == "DCR" else (c * b + i) * b + j
+
+
+def space_to_depth(data: np.ndarray, b: int, order: str = "DCR") -> np.ndarray:
+    """DML_SPACE_TO_DEPTH1: ``output[n, depth(c, i, j), h, w] = data[n, c, h * b + i, w * b + j]``."""
+    n_, c_, h_, w_ = data.shape
+    out = np.empty((n_, c_ * b * b, h_ // b, w_ // b), dtype=data.dtype)
+    for n, c, y, x in np.ndindex(*data.shape):
+        out[n, _depth(c, y % b, x % b, c_, b, order), y // b, x // b] = data[n, c, y, x]
+    return out
+
+
+def depth_to_space(data: np.ndarray, b: int, order: str = "DCR") -> np.ndarray:
+    """DML_DEPTH_TO_SPACE1: ``output[n, c, h * b + i, w * b + j] = data[n, depth(c, i, j), h, w]``."""
+    n_, d_, h_, w_ = data.shape
+    c_ = d_ // (b * b)
+    out = np.empty((n_, c_, h_ * b, w_ * b), dtype=data.dtype)
+    for n, c, y, x in np.ndindex(*out.shape):
+        out[n, c, y, x] = data[n, _depth(c, y % b, x % b, c_, b, order), y // b, x // b]
+    return out
+
+
+def reverse_subsequences(data: np.ndarray, lengths: np.ndarray, axis: int) -> np.ndarray:
+    """DML_REVERSE_SUBSEQUENCES: the first ``L`` elements of each sequence reversed, ``L`` clamped to the axis."""
+    out = np.empty_like(data)
+    size = data.shape[axis]
+    for c in np.ndindex(*data.shape):
+        length = min(max(int(lengths[c[:axis] + (0,) + c[axis + 1 :]]), 0), size)
+        j = c[axis]
+        source = length - 1 - j if j < length else j
+        out[c] = data[c[:axis] + (source,) + c[axis + 1 :]]
+    return out
+
+
+def fill_value_sequence(shape, dtype, start, delta) -> np.ndarray:
+    """DML_FILL_VALUE_SEQUENCE, the page's loop: ``out[c] = value; value += delta`` in the output's type."""
+    dtype = np.dtype(dtype)
+    out = np.empty(int(np.prod(shape)), dtype=dtype)
+    if dtype.kind in "iu":  # Python ints, reduced modulo 2^bits into the type
+        bits = dtype.itemsize * 8
+        value = start
+        for i in range(out.size):
+            wrapped = value % 2**bits
+            out[i] = wrapped - 2**bits if dtype.kind == "i" and wrapped >= 2 ** (bits - 1) else wrapped
+            value += delta
+    else:
+        value, step = dtype.type(start), dtype.type(delta)
+        for i in range(out.size):
+            out[i] = value
+            value = dtype.type(value + step)
+    return out.reshape(tuple(shape))
+
+
+def slice_grad(gradient: np.ndarray, shape, offsets, sizes, strides) -> np.ndarray:
+    """DML_SLICE_GRAD: zeros of ``shape``, ``out[b + strides * c] = gradient[c]`` (Slice1's window)."""
+    begin = [o + s - 1 if t < 0 else o for o, s, t in zip(offsets, sizes, strides, strict=True)]
+    out = np.zeros(tuple(shape), dtype=gradient.dtype)
+    for c in np.ndindex(*gradient.shape):
+        out[tuple(b + t * ci for b, t, ci in zip(begin, strides, c, strict=True))] = gradient[c]
+    return out

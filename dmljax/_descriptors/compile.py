@@ -60,7 +60,12 @@ def compile_operator(desc: Any, feature_level: Any = FeatureLevel.LATEST) -> Cal
         `RandomGeneratorOperatorDesc`, `CumulativeSummationOperatorDesc`,
         `CumulativeProductOperatorDesc`, `TopKOperatorDesc` (returns ``(values, indices)``),
         `ArgMaxOperatorDesc`, `ArgMinOperatorDesc`, `OneHotOperatorDesc` or
-        `NonzeroCoordinatesOperatorDesc` (returns ``(count, coordinates)``).
+        `NonzeroCoordinatesOperatorDesc` (returns ``(count, coordinates)``),
+        `PaddingOperatorDesc`, `TileOperatorDesc`,
+        `JoinOperatorDesc` (one buffer per input), `SplitOperatorDesc` (a tuple of outputs),
+        `SpaceToDepthOperatorDesc`, `DepthToSpaceOperatorDesc`,
+        `ReverseSubsequencesOperatorDesc`, `FillValueSequenceOperatorDesc` (no input
+        buffer) or `SliceGradOperatorDesc`.
       feature_level: a `FeatureLevel`, DirectML's integer value or a string like ``"3.0"``.
 
     Returns:
@@ -110,17 +115,28 @@ def compile_operator(desc: Any, feature_level: Any = FeatureLevel.LATEST) -> Cal
 
 def _host_buffers(operator: Any, desc: Any, buffers: tuple[Any, ...]) -> tuple[Any, ...]:
     """Host buffers in their descriptors' types, converted exactly or refused (`as_desc_type`)."""
-    members = operator.inputs
-    if len(buffers) != len(members):  # `_run` names the count
+    inputs = _tensors(desc, operator.inputs)
+    if len(buffers) != len(inputs):  # `_run` names the count
         return buffers
     struct = type(desc).__name__
-    return tuple(
-        as_desc_type(struct, _buffer_name(m), b, getattr(desc, m)) for m, b in zip(members, buffers, strict=True)
-    )
+    return tuple(as_desc_type(struct, _buffer_name(m), b, t) for (m, t), b in zip(inputs, buffers, strict=True))
 
 
 def _buffer_name(member: str) -> str:
-    return member.removesuffix("_tensor") + "_buffer"
+    return member.replace("_tensors[", "_buffers[").removesuffix("_tensor") + ("" if "[" in member else "_buffer")
+
+
+def _tensors(desc: Any, members: Any) -> list[tuple[str, TensorDesc]]:
+    """``(name, descriptor)`` per buffer: a member holding a tuple of tensors (DML_JOIN's
+    ``input_tensors``, DML_SPLIT's ``output_tensors``) gives one buffer per element."""
+    named: list[tuple[str, TensorDesc]] = []
+    for member in members:
+        value = getattr(desc, member, None)
+        if isinstance(value, tuple):
+            named.extend((f"{member}[{i}]", tensor) for i, tensor in enumerate(value))
+        elif value is not None:
+            named.append((member, value))
+    return named
 
 
 def _run(operator: Operator, desc: Any, buffers: tuple[Any, ...]) -> Any:
@@ -129,24 +145,24 @@ def _run(operator: Operator, desc: Any, buffers: tuple[Any, ...]) -> Any:
     ``desc`` was validated (`validate_operator_desc`): the array function and the writes run
     unchecked; only the buffers, which arrive now, are checked.
     """
-    inputs = operator.inputs
+    inputs = _tensors(desc, operator.inputs)
     if len(buffers) != len(inputs):
-        names = ", ".join(_buffer_name(m) for m in inputs)
+        names = ", ".join(_buffer_name(m) for m, _ in inputs)
         raise TypeError(f"{type(desc).__name__}: takes {len(inputs)} buffers ({names}); got {len(buffers)}.")
-    arrays = [_read(desc, member, buffer) for member, buffer in zip(inputs, buffers, strict=True)]
+    struct = type(desc).__name__
+    arrays = [_read(struct, member, tensor, buffer) for (member, tensor), buffer in zip(inputs, buffers, strict=True)]
     results = operator.apply(desc, *arrays)
-    outputs = [m for m in tensors_of(desc) if m.startswith("output_")]  # the struct's order
-    written = tuple(_write(getattr(desc, m), value) for m, value in zip(outputs, results, strict=False))
+    outputs = _tensors(desc, [m for m in tensors_of(desc) if m.startswith("output_")])  # the struct's order
+    written = tuple(_write(tensor, value) for (_, tensor), value in zip(outputs, results, strict=False))
     return written[0] if len(written) == 1 else written
 
 
-def _read(desc: Any, member: str, buffer: jax.typing.ArrayLike) -> jax.Array:
-    """The logical tensor of ``desc.<member>`` read from its flat buffer."""
-    tensor: TensorDesc = getattr(desc, member)
+def _read(struct: str, member: str, tensor: TensorDesc, buffer: jax.typing.ArrayLike) -> jax.Array:
+    """The logical tensor of ``tensor`` (the struct's ``member``) read from its flat buffer."""
     if not isinstance(buffer, jax.Array):  # under `jax.jit` every array argument is a tracer
         rule = f"be a 1-D array of {tensor.dtype.name} (a flat buffer)"
-        raise TypeError(str(fail(type(desc).__name__, _buffer_name(member), rule, buffer)))
-    buffer = check_buffer(type(desc).__name__, _buffer_name(member), buffer, tensor)
+        raise TypeError(str(fail(struct, _buffer_name(member), rule, buffer)))
+    buffer = check_buffer(struct, _buffer_name(member), buffer, tensor)
     return read_operand(buffer, tensor)  # the operator fuses the layout change (no tiles)
 
 

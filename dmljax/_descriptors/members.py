@@ -43,8 +43,15 @@ def ints_member(struct: str, member: str, values: Any) -> tuple[int, ...]:
 
 
 def set_tensors(desc: Any, *optional: str) -> None:
-    """Check every ``*_tensor`` member of a descriptor (the named ones may be None)."""
+    """Check every ``*_tensor`` member of a descriptor (the named ones may be None); a
+    ``*_tensors`` member becomes a non-empty tuple of tensors (DML_JOIN's and DML_SPLIT's arrays)."""
     struct = type(desc).__name__
     for field in dataclasses.fields(desc):
         if field.name.endswith("_tensor"):
             _tensor(struct, field.name, getattr(desc, field.name), field.name in optional)
+        elif field.name.endswith("_tensors"):
+            value = getattr(desc, field.name)
+            if isinstance(value, TensorDesc) or not isinstance(value, list | tuple) or not value:
+                raise TypeError(str(fail(struct, field.name, "be a non-empty sequence of TensorDesc", value)))
+            items = tuple(_tensor(struct, f"{field.name}[{i}]", t) for i, t in enumerate(value))
+            object.__setattr__(desc, field.name, items)

@@ -108,9 +108,16 @@ def check_row(check: Check, row: SupportRow, tensors: dict[str, TensorDesc]) -> 
 
 
 def tensors_of(desc: Any) -> dict[str, TensorDesc]:
-    """The descriptor's ``*_tensor`` members that are set, in the struct's order."""
-    members = (f.name for f in dataclasses.fields(desc) if f.name.endswith("_tensor"))
-    return {name: getattr(desc, name) for name in members if getattr(desc, name) is not None}
+    """The descriptor's ``*_tensor`` members that are set, in the struct's order; a
+    ``*_tensors`` member (DML_JOIN's inputs, DML_SPLIT's outputs) gives ``name[i]`` per element."""
+    tensors: dict[str, TensorDesc] = {}
+    for field in dataclasses.fields(desc):
+        value = getattr(desc, field.name)
+        if field.name.endswith("_tensor") and value is not None:
+            tensors[field.name] = value
+        elif field.name.endswith("_tensors"):
+            tensors.update((f"{field.name}[{i}]", tensor) for i, tensor in enumerate(value))
+    return tensors
 
 
 def same(check: Check, tensors: dict[str, TensorDesc], member: str, other: str, attr: str) -> None:
