@@ -152,7 +152,7 @@ def _run(operator: Operator, desc: Any, buffers: tuple[Any, ...]) -> Any:
     struct = type(desc).__name__
     arrays = [_read(struct, member, tensor, buffer) for (member, tensor), buffer in zip(inputs, buffers, strict=True)]
     results = operator.apply(desc, *arrays)
-    outputs = _tensors(desc, [m for m in tensors_of(desc) if m.startswith("output_")])  # the struct's order
+    outputs = [(m, t) for m, t in tensors_of(desc).items() if m.startswith("output_")]  # the struct's order
     written = tuple(_write(tensor, value) for (_, tensor), value in zip(outputs, results, strict=False))
     return written[0] if len(written) == 1 else written
 
