@@ -135,7 +135,7 @@ ARG_INPUT = np.array([[1, 2, 3], [3, 0, 4], [2, 5, 2]], np.float32)
 
 @pytest.mark.parametrize(
     ("axes", "out_sizes", "expected"),
-    [((0,), (1, 3), [[1, 2, 1]]), ((1,), (3, 1), [[2], [2], [1]]), ((0, 1), (1, 1), [[7]])],
+    [((0,), (1, 3), [[1, 2, 1]]), ((1,), (3, 1), [[2], [2], [1]]), ((0, 1), (1, 1), [[7]]), ((1, 0), (1, 1), [[7]])],
 )
 def test_argmax_page_examples(axes, out_sizes, expected):
     source, output = TensorDesc("float32", (3, 3)), TensorDesc("uint32", out_sizes)

@@ -16,24 +16,38 @@ import pytest
 
 import dmljax
 from dmljax import (
+    ArgMaxOperatorDesc,
+    ArgMinOperatorDesc,
+    AxisDirection,
+    CumulativeProductOperatorDesc,
+    CumulativeSummationOperatorDesc,
     GatherElementsOperatorDesc,
     GatherNDOperatorDesc,
     GatherOperatorDesc,
+    NonzeroCoordinatesOperatorDesc,
+    OneHotOperatorDesc,
     RandomGeneratorOperatorDesc,
     ScatterNDOperatorDesc,
     ScatterOperatorDesc,
     Slice1OperatorDesc,
     TensorDesc,
+    TopKOperatorDesc,
     compile_operator,
 )
 from dmljax._descriptors.registry import lookup
+from dmljax._ops.arg_reduce import argmax_validated, argmin_validated
+from dmljax._ops.cumulative import cumulative_product_validated, cumulative_sum_validated
 from dmljax._ops.gather import gather_elements_validated, gather_validated
 from dmljax._ops.nd import gather_nd_validated, scatter_nd_validated
+from dmljax._ops.nonzero import nonzero_coordinates_validated
+from dmljax._ops.one_hot import one_hot_validated
 from dmljax._ops.scatter import scatter_validated
 from dmljax._ops.slice1 import slice1_validated
+from dmljax._ops.topk import top_k_validated
 from dmljax._random.generator import random_generator_validated
 
 F32, U32, I32 = np.dtype("float32"), np.dtype("uint32"), np.dtype("int32")
+DEC = AxisDirection.DECREASING
 
 
 def _spec(shape, dtype):
@@ -76,6 +90,41 @@ TWINS = {
         lambda s: dmljax.random_generator(s, (2, 5)),
         lambda s: random_generator_validated(s, (2, 5)),
         [_spec((1, 6), U32)],
+    ),
+    "cumulative_sum": (
+        lambda x: dmljax.cumulative_sum(x, -1, exclusive=True),
+        lambda x: cumulative_sum_validated(x, 1, False, True),
+        [_spec((3, 4), F32)],
+    ),
+    "cumulative_product": (
+        lambda x: dmljax.cumulative_product(x, reverse=True),
+        lambda x: cumulative_product_validated(x, 0, True, False),
+        [_spec((3, 4), F32)],
+    ),
+    "top_k": (
+        lambda x: dmljax.top_k(x, 2),
+        lambda x: top_k_validated(x, 2, 1, True),
+        [_spec((3, 4), F32)],
+    ),
+    "argmax": (
+        lambda x: dmljax.argmax(x, [2, 0], keepdims=True),
+        lambda x: argmax_validated(x, (0, 2), True, False),
+        [_spec((2, 3, 4), F32)],
+    ),
+    "argmin": (
+        lambda x: dmljax.argmin(x, select_last_index=True),
+        lambda x: argmin_validated(x, (0, 1), False, True),
+        [_spec((3, 4), F32)],
+    ),
+    "one_hot": (
+        lambda i, v: dmljax.one_hot(i, 5, values=v, axis=0),
+        lambda i, v: one_hot_validated(i, v, 5, 0),
+        [_spec((3, 2), U32), _spec((2,), F32)],
+    ),
+    "nonzero_coordinates": (
+        dmljax.nonzero_coordinates,
+        nonzero_coordinates_validated,
+        [_spec((3, 4), F32)],
     ),
 }
 
@@ -125,6 +174,17 @@ DESCRIPTORS = {
     ),
     "slice1": Slice1OperatorDesc(T("float32", (1, 4)), T("float32", (1, 2)), (0, 0), (1, 4), (1, 2)),
     "random_generator": RandomGeneratorOperatorDesc(_STATE, T("uint32", (2, 4)), _STATE),
+    "cumulative_summation": CumulativeSummationOperatorDesc(
+        T("float32", (1, 1, 2, 3)), T("float32", (1, 1, 2, 3)), 3, DEC, True
+    ),
+    "cumulative_product": CumulativeProductOperatorDesc(T("float32", (2, 3)), T("float32", (2, 3)), 0),
+    "top_k": TopKOperatorDesc(T("float32", (2, 3)), T("float32", (2, 2)), T("uint32", (2, 2)), 1, 2),
+    "argmax": ArgMaxOperatorDesc(T("float32", (2, 3, 4)), T("uint32", (1, 3, 1)), (2, 0)),
+    "argmin": ArgMinOperatorDesc(T("float32", (2, 3)), T("int32", (2, 1)), (1,), DEC),
+    "one_hot": OneHotOperatorDesc(T("uint32", (3, 1)), T("float32", (1, 2)), T("float32", (3, 4)), 1),
+    "nonzero_coordinates": NonzeroCoordinatesOperatorDesc(
+        T("float32", (1, 1, 2, 3)), T("uint32", (1, 1, 1, 1)), T("uint32", (1, 1, 6, 4))
+    ),
 }
 
 # Argument checks of the public functions (write_tensor: the aliasing check): none may run on the descriptor path.
@@ -135,6 +195,13 @@ PUBLIC_CHECKS = (
     "_ops/indices.py:resolve_mode",
     "_ops/index_checks.py:prepare_indices",
     "_random/generator.py:check_state",
+    "_ops/indices.py:check_rank",
+    "_ops/order_keys.py:check_ordered",
+    "_ops/cumulative.py:_cumulative",
+    "_ops/topk.py:_check_k",
+    "_ops/arg_reduce.py:_arg_reduce",
+    "_ops/arg_reduce.py:_check_axes",
+    "_ops/one_hot.py:_check_depth",
     "_buffers/strided.py:write_tensor",
 )
 

@@ -25,7 +25,7 @@ from dmljax._descriptors.feature_levels import FeatureLevel
 from dmljax._descriptors.members import int_member, set_tensors
 from dmljax._descriptors.registry import Operator, register
 from dmljax._descriptors.validate import Check, check_axis, check_output, same
-from dmljax._ops.cumulative import cumulative_product, cumulative_sum
+from dmljax._ops.cumulative import cumulative_product_validated, cumulative_sum_validated
 
 __all__ = [
     "CUMULATIVE_PRODUCT_SUPPORT",
@@ -116,12 +116,12 @@ def _validate(check: Check, row: MemberRow, desc: CumulativeSummationOperatorDes
 
 def _apply_sum(desc: CumulativeSummationOperatorDesc, x: jax.Array) -> tuple[jax.Array]:
     reverse = desc.axis_direction is AxisDirection.DECREASING
-    return (cumulative_sum(x, desc.axis, reverse=reverse, exclusive=desc.has_exclusive_sum),)
+    return (cumulative_sum_validated(x, desc.axis, reverse, desc.has_exclusive_sum),)
 
 
 def _apply_product(desc: CumulativeProductOperatorDesc, x: jax.Array) -> tuple[jax.Array]:
     reverse = desc.axis_direction is AxisDirection.DECREASING
-    return (cumulative_product(x, desc.axis, reverse=reverse, exclusive=desc.has_exclusive_product),)
+    return (cumulative_product_validated(x, desc.axis, reverse, desc.has_exclusive_product),)
 
 
 CUMULATIVE_SUMMATION = register(

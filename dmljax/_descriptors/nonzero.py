@@ -19,7 +19,7 @@ from dmljax._descriptors.members import set_tensors
 from dmljax._descriptors.registry import Operator, register
 from dmljax._descriptors.support import FL2_1_DATA_TYPES
 from dmljax._descriptors.validate import Check, check_output
-from dmljax._ops.nonzero import nonzero_coordinates
+from dmljax._ops.nonzero import nonzero_coordinates_validated
 
 __all__ = ["NONZERO_COORDINATES_SUPPORT", "NonzeroCoordinatesOperatorDesc"]
 
@@ -76,7 +76,7 @@ def _validate_nonzero(check: Check, row: MemberRow, desc: NonzeroCoordinatesOper
 
 
 def _apply_nonzero(desc: NonzeroCoordinatesOperatorDesc, x: jax.Array) -> tuple[jax.Array, jax.Array]:
-    count, coordinates = nonzero_coordinates(x)
+    count, coordinates = nonzero_coordinates_validated(x)
     columns = desc.output_coordinates_tensor.sizes[-1]
     return count.astype(DataType.UINT32.dtype), coordinates[:, x.ndim - columns :].astype(DataType.UINT32.dtype)
 

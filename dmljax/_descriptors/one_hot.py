@@ -20,7 +20,7 @@ from dmljax._descriptors.members import int_member, set_tensors
 from dmljax._descriptors.registry import Operator, register
 from dmljax._descriptors.support import FL1_0_DATA_TYPES, FL2_1_DATA_TYPES, FL3_0_INDEX_TYPES
 from dmljax._descriptors.validate import Check, check_axis, check_output, same
-from dmljax._ops.one_hot import one_hot
+from dmljax._ops.one_hot import one_hot_validated
 
 __all__ = ["ONE_HOT_SUPPORT", "OneHotOperatorDesc"]
 
@@ -80,7 +80,7 @@ def _validate_one_hot(check: Check, row: MemberRow, desc: OneHotOperatorDesc) ->
 def _apply_one_hot(desc: OneHotOperatorDesc, indices: jax.Array, values: jax.Array) -> tuple[jax.Array]:
     depth = desc.output_tensor.sizes[desc.axis]
     off_on = values.reshape(-1)[:2]  # element 1 along the fastest-changing dimension of size > 1
-    return (one_hot(jnp.squeeze(indices, desc.axis), depth, values=off_on, axis=desc.axis),)
+    return (one_hot_validated(jnp.squeeze(indices, desc.axis), off_on, depth, desc.axis),)
 
 
 ONE_HOT = register(

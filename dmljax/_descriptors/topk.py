@@ -21,8 +21,8 @@ from dmljax._descriptors.members import int_member, ints_member, set_tensors
 from dmljax._descriptors.registry import Operator, register
 from dmljax._descriptors.support import FL2_1_DATA_TYPES, FL3_0_INDEX_TYPES
 from dmljax._descriptors.validate import Check, check_axis, check_output, same
-from dmljax._ops.arg_reduce import argmax, argmin
-from dmljax._ops.topk import top_k
+from dmljax._ops.arg_reduce import argmax_validated, argmin_validated
+from dmljax._ops.topk import top_k_validated
 
 __all__ = ["ARG_REDUCE_SUPPORT", "TOP_K_SUPPORT", "ArgMaxOperatorDesc", "ArgMinOperatorDesc", "TopKOperatorDesc"]
 
@@ -163,18 +163,18 @@ def _validate_arg(check: Check, row: MemberRow, desc: ArgMaxOperatorDesc) -> Non
 
 
 def _apply_top_k(desc: TopKOperatorDesc, x: jax.Array) -> tuple[jax.Array, jax.Array]:
-    values, indices = top_k(x, desc.k, desc.axis, largest=desc.axis_direction is AxisDirection.DECREASING)
+    values, indices = top_k_validated(x, desc.k, desc.axis, desc.axis_direction is AxisDirection.DECREASING)
     return values, indices.astype(desc.output_index_tensor.dtype.dtype)
 
 
 def _apply_argmax(desc: ArgMaxOperatorDesc, x: jax.Array) -> tuple[jax.Array]:
     last = desc.axis_direction is AxisDirection.DECREASING
-    return (argmax(x, desc.axes, keepdims=True, select_last_index=last).astype(desc.output_tensor.dtype.dtype),)
+    return (argmax_validated(x, tuple(sorted(desc.axes)), True, last).astype(desc.output_tensor.dtype.dtype),)
 
 
 def _apply_argmin(desc: ArgMinOperatorDesc, x: jax.Array) -> tuple[jax.Array]:
     last = desc.axis_direction is AxisDirection.DECREASING
-    return (argmin(x, desc.axes, keepdims=True, select_last_index=last).astype(desc.output_tensor.dtype.dtype),)
+    return (argmin_validated(x, tuple(sorted(desc.axes)), True, last).astype(desc.output_tensor.dtype.dtype),)
 
 
 TOP_K = register(Operator(TopKOperatorDesc, TOP_K_SUPPORT, _validate_top_k, ("input_tensor",), _apply_top_k))

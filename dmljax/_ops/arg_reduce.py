@@ -23,7 +23,7 @@ from dmljax._core.markers import mark, traced
 from dmljax._ops.indices import as_data, check_axis, check_rank
 from dmljax._ops.order_keys import check_ordered, order_key
 
-__all__ = ["argmax", "argmin"]
+__all__ = ["argmax", "argmax_validated", "argmin", "argmin_validated"]
 
 Axes = int | Sequence[int] | None
 
@@ -109,6 +109,18 @@ def _arg_reduce(op: str, x: Any, axis: Any, keepdims: Any, select_last_index: An
     params = {"axes": axes, "keepdims": bool(keepdims), "last": bool(select_last_index), "largest": op == "argmax"}
     out = _arg_reduce_impl(x, **params)
     return mark(out, x, op="arg_reduce", **params) if traced(out, x) else out
+
+
+def argmax_validated(x: jax.Array, axes: tuple[int, ...], keepdims: bool, select_last_index: bool) -> jax.Array:
+    """`argmax`'s trace of arguments the descriptor layer validated (``axes`` sorted, in ``[0, r)``): no checks."""
+    params = {"axes": axes, "keepdims": keepdims, "last": select_last_index, "largest": True}
+    return mark(_arg_reduce_impl(x, **params), x, op="arg_reduce", **params)
+
+
+def argmin_validated(x: jax.Array, axes: tuple[int, ...], keepdims: bool, select_last_index: bool) -> jax.Array:
+    """`argmin`'s trace of arguments the descriptor layer validated (``axes`` sorted, in ``[0, r)``): no checks."""
+    params = {"axes": axes, "keepdims": keepdims, "last": select_last_index, "largest": False}
+    return mark(_arg_reduce_impl(x, **params), x, op="arg_reduce", **params)
 
 
 def _check_axes(op: str, axis: Any, shape: tuple[int, ...]) -> tuple[int, ...]:

@@ -24,7 +24,7 @@ from dmljax._core.errors import fail
 from dmljax._core.markers import mark, traced
 from dmljax._ops.indices import as_data, check_axis, check_rank, type_fail
 
-__all__ = ["cumulative_product", "cumulative_sum"]
+__all__ = ["cumulative_product", "cumulative_product_validated", "cumulative_sum", "cumulative_sum_validated"]
 
 # Steps of the scan per loop iteration: fewer loop-carried round trips, same order of
 # operations (unrolling repeats the body; it never reassociates).
@@ -123,6 +123,18 @@ def _cumulative(op: str, x: Any, axis: Any, reverse: Any, exclusive: Any) -> jax
     params = {"axis": axis, "reverse": bool(reverse), "exclusive": bool(exclusive)}
     out = _cumulative_impl(x, **params, product=op == "cumulative_product")
     return mark(out, x, op=op, **params) if traced(out, x) else out
+
+
+def cumulative_sum_validated(x: jax.Array, axis: int, reverse: bool, exclusive: bool) -> jax.Array:
+    """`cumulative_sum`'s trace of arguments the descriptor layer validated (axis in ``[0, r)``): no checks."""
+    out = _cumulative_impl(x, axis=axis, reverse=reverse, exclusive=exclusive, product=False)
+    return mark(out, x, op="cumulative_sum", axis=axis, reverse=reverse, exclusive=exclusive)
+
+
+def cumulative_product_validated(x: jax.Array, axis: int, reverse: bool, exclusive: bool) -> jax.Array:
+    """`cumulative_product`'s trace of arguments the descriptor layer validated (axis in ``[0, r)``): no checks."""
+    out = _cumulative_impl(x, axis=axis, reverse=reverse, exclusive=exclusive, product=True)
+    return mark(out, x, op="cumulative_product", axis=axis, reverse=reverse, exclusive=exclusive)
 
 
 @functools.partial(jax.jit, static_argnames=("axis", "reverse", "exclusive", "product"))

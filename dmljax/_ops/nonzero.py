@@ -15,7 +15,7 @@ import numpy as np
 from dmljax._core.markers import mark, traced
 from dmljax._ops.indices import as_data, check_rank
 
-__all__ = ["nonzero_coordinates"]
+__all__ = ["nonzero_coordinates", "nonzero_coordinates_validated"]
 
 
 def nonzero_coordinates(x: jax.typing.ArrayLike) -> tuple[jax.Array, jax.Array]:
@@ -56,6 +56,13 @@ def nonzero_coordinates(x: jax.typing.ArrayLike) -> tuple[jax.Array, jax.Array]:
     if not traced(count, x):
         return count, coordinates
     op = "nonzero_coordinates"  # marked so that an ONNX export refuses it by name
+    return mark(count, x, op=op, output="count"), mark(coordinates, x, op=op, output="coordinates")
+
+
+def nonzero_coordinates_validated(x: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """`nonzero_coordinates`' trace of an input the descriptor layer validated: no checks."""
+    count, coordinates = _nonzero_impl(x)
+    op = "nonzero_coordinates"
     return mark(count, x, op=op, output="count"), mark(coordinates, x, op=op, output="coordinates")
 
 

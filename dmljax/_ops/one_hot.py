@@ -24,7 +24,7 @@ from dmljax._core.markers import mark, traced
 from dmljax._ops.index_checks import narrow_on_host
 from dmljax._ops.indices import IndexMode, as_data, as_indices, check_axis, normalize
 
-__all__ = ["one_hot"]
+__all__ = ["one_hot", "one_hot_validated"]
 
 
 def one_hot(
@@ -90,6 +90,12 @@ def one_hot(
     values = values.reshape(2)
     out = _one_hot_impl(indices, values, depth=depth, axis=axis)
     return mark(out, indices, values, op="one_hot", depth=depth, axis=axis) if traced(out, indices, values) else out
+
+
+def one_hot_validated(indices: jax.Array, values: jax.Array, depth: int, axis: int) -> jax.Array:
+    """`one_hot`'s trace of arguments the descriptor layer validated (``values`` of shape (2,)): no checks."""
+    out = _one_hot_impl(indices, values, depth=depth, axis=axis)
+    return mark(out, indices, values, op="one_hot", depth=depth, axis=axis)
 
 
 def _check_depth(op: str, depth: Any, context: str) -> int:

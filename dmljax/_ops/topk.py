@@ -21,7 +21,7 @@ from dmljax._core.markers import mark, traced
 from dmljax._ops.indices import as_data, check_axis, check_rank
 from dmljax._ops.order_keys import check_ordered, order_key
 
-__all__ = ["top_k"]
+__all__ = ["top_k", "top_k_validated"]
 
 
 def top_k(x: jax.typing.ArrayLike, k: int, axis: int = -1, *, largest: bool = True) -> tuple[jax.Array, jax.Array]:
@@ -74,6 +74,13 @@ def top_k(x: jax.typing.ArrayLike, k: int, axis: int = -1, *, largest: bool = Tr
     values, indices = _top_k_impl(x, **params)
     if not traced(values, x):
         return values, indices
+    return mark(values, x, op="top_k_values", **params), mark(indices, x, op="top_k_indices", **params)
+
+
+def top_k_validated(x: jax.Array, k: int, axis: int, largest: bool) -> tuple[jax.Array, jax.Array]:
+    """`top_k`'s trace of arguments the descriptor layer validated (axis in ``[0, r)``): no checks."""
+    params = {"k": k, "axis": axis, "largest": largest}
+    values, indices = _top_k_impl(x, **params)
     return mark(values, x, op="top_k_values", **params), mark(indices, x, op="top_k_indices", **params)
 
 
