@@ -20,10 +20,14 @@ def test_gpu_check_dry_run(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     summary = json.loads((tmp_path / "gpu_check.json").read_text())
     assert summary["dry_run"] is True
-    assert set(summary["parts"]) == {"environment", "tests", "bench_4K", "ops_default", "ops_deterministic"}
+    parts = {"environment", "tests", "bench_4K", "ops_default", "ops_deterministic", "segments"}
+    assert set(summary["parts"]) == parts
     assert summary["ok"], summary["parts"]
     ops = summary["figures"]["ops_deterministic"]
     assert ops["xla_flags"] == "--xla_gpu_deterministic_ops=true" and ops["random equal"] and ops["hot equal"]
+    assert ops["random dmljax equals np.add.at"] and ops["hot dmljax equals np.add.at"]
+    segments = summary["figures"]["segment_gpu"]
+    assert all(v["equal_loop"] and v["run_to_run"] for k, v in segments.items() if "sorted=" in k), segments
     assert (tmp_path / "gpu_check.log").stat().st_size > 0
 
 
