@@ -65,7 +65,7 @@ WORKERS="-p no:xdist"
 if [ "$DRY" = 0 ] && "$PY" -c "import xdist" 2>/dev/null; then WORKERS="-n 4 --dist load"; fi
 if "$PY" -c "import pytest" 2>/dev/null; then
   # shellcheck disable=SC2086
-  part tests "$TEST_LIMIT" env XLA_PYTHON_CLIENT_PREALLOCATE=false "$PY" -m pytest -q -p no:cacheprovider $WORKERS \
+  part tests "$TEST_LIMIT" env XLA_PYTHON_CLIENT_PREALLOCATE=false "$PY" -m pytest -q -p no:cacheprovider -p no:benchmark $WORKERS \
     --maxfail=25 -rf $TESTS -k "$TEST_FILTER" --junitxml="$OUT_DIR/tests.xml"
 else
   echo "pytest missing: tests skipped" >>"$LOG"

@@ -72,11 +72,20 @@ def assert_same(got, want):
 
 
 def assert_matches_loop(name, got, data, ids, n, mode="drop"):
-    """`assert_same` against the loop; a complex product only to rounding: XLA's complex
-    multiply may fuse (FMA) where NumPy's does not, one ulp apart, whatever the order."""
-    want = oracle(name, data, ids, n, mode)
-    if name == "prod" and np.asarray(want).dtype.kind == "c":
+    """`assert_result` against the loop."""
+    assert_result(name, got, oracle(name, data, ids, n, mode))
+
+
+def assert_result(name, got, want):
+    """`assert_same`, with two documented exceptions that are not order: a complex product
+    only to rounding (XLA's complex multiply may fuse (FMA) where NumPy's does not, one ulp
+    apart), and on a GPU `segment_mean` to 2 ulp: its sums are the loop's, but XLA:GPU's
+    float32 division is ``div.full.f32``, not correctly rounded (docs/semantics.md)."""
+    want = np.asarray(want)
+    if name == "prod" and want.dtype.kind == "c":
         np.testing.assert_allclose(got, want, rtol=1e-5 if want.dtype == np.complex64 else 1e-13)
+    elif name == "mean" and jax.default_backend() == "gpu" and want.dtype == np.float32:
+        np.testing.assert_array_max_ulp(np.asarray(got), want, maxulp=2)
     else:
         assert_same(got, want)
 
@@ -122,8 +131,8 @@ def test_every_id_type(ids_dtype):
     data = data_for(rng, "float32", (20,))
     ids = ids_for(rng, 20, 6, ids_dtype)
     for name in NAMES:
-        assert_same(FUNCTIONS[name](data, ids, 6), oracle(name, data, ids, 6))
-        assert_same(FUNCTIONS[name](data, jnp.asarray(ids), 6), oracle(name, data, ids, 6))
+        assert_result(name, FUNCTIONS[name](data, ids, 6), oracle(name, data, ids, 6))
+        assert_result(name, FUNCTIONS[name](data, jnp.asarray(ids), 6), oracle(name, data, ids, 6))
 
 
 def test_the_order_is_the_index_order():
@@ -181,8 +190,8 @@ def test_modes_eager_and_traced(mode):
     for name in NAMES:
         f = FUNCTIONS[name]
         want = oracle(name, data, ids, 4, ref_mode)
-        assert_same(f(data, ids, 4, mode=mode), want)
-        assert_same(jax.jit(lambda d, i, f=f: f(d, i, 4, mode=mode))(data, ids), want)
+        assert_result(name, f(data, ids, 4, mode=mode), want)
+        assert_result(name, jax.jit(lambda d, i, f=f: f(d, i, 4, mode=mode))(data, ids), want)
 
 
 def test_negative_ids_never_count_from_the_end():
@@ -246,8 +255,8 @@ def test_indices_are_sorted(shape, ordered_scatter):
         for name in NAMES:
             f = FUNCTIONS[name]
             want = oracle(name, data, ids, 6)
-            assert_same(f(data, ids, 6, indices_are_sorted=True), want)
-            assert_same(jax.jit(lambda d, i, f=f: f(d, i, 6, True))(data, ids), want)
+            assert_result(name, f(data, ids, 6, indices_are_sorted=True), want)
+            assert_result(name, jax.jit(lambda d, i, f=f: f(d, i, 6, True))(data, ids), want)
 
 
 def test_unique_indices_is_one_plain_scatter():
@@ -255,7 +264,7 @@ def test_unique_indices_is_one_plain_scatter():
     data = data_for(rng, "float32", (5, 2))
     ids = np.array([3, 0, 9, 1, 4])
     for name in NAMES:
-        assert_same(FUNCTIONS[name](data, ids, 6, unique_indices=True), oracle(name, data, ids, 6))
+        assert_result(name, FUNCTIONS[name](data, ids, 6, unique_indices=True), oracle(name, data, ids, 6))
     text = jax.jit(lambda d: dmljax.segment_sum(d, ids, 6, unique_indices=True)).lower(data).as_text()
     assert "stablehlo.while" not in text and text.count('"stablehlo.scatter"') == 1
 
@@ -321,7 +330,6 @@ EXTREMAL_CASES = {
 }
 
 
-@pytest.mark.xfail(strict=False, reason="NaN and signed zeros follow scatter_nd's max/min policy (the extremal work)")
 @pytest.mark.parametrize("name", ["max", "min"])
 @pytest.mark.parametrize("case", list(EXTREMAL_CASES))
 def test_nan_and_signed_zeros_follow_the_loop(case, name):
