@@ -80,49 +80,8 @@ done
 
 # x.at[].add and dmljax at 2^OPS_LOG2 updates, random and hot targets, with and without
 # XLA's deterministic GPU scatter (a flag fixed at start: one process each).
-OPS_SCRIPT=$(
-  cat <<'EOF'
-import json, sys, time
-import jax, jax.numpy as jnp, numpy as np
-import dmljax
-log2, flags, path = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-m = 1 << log2
-n = m // 4
-rng = np.random.default_rng(0)
-x = jnp.asarray(rng.standard_normal(n, dtype=np.float32))
-u = rng.standard_normal(m, dtype=np.float32) * np.float32(1e4) ** rng.integers(-1, 2, m)  # order-sensitive sums
-u = jnp.asarray(u.astype(np.float32))
-def median_ms(f, *a, reps=7):
-    jax.block_until_ready(f(*a))
-    ts = []
-    for _ in range(reps):
-        s = time.perf_counter(); jax.block_until_ready(f(*a)); ts.append(time.perf_counter() - s)
-    return float(np.median(ts) * 1e3)
-out = {"updates": m, "elements": n, "xla_flags": flags, "device": str(jax.devices()[0])}
-for dist in ("random", "hot"):
-    t = rng.integers(0, n, m).astype(np.int32)
-    if dist == "hot":
-        t[rng.choice(m, min(4096, m), replace=False)] = n // 2
-    t = jnp.asarray(t)
-    at_add = jax.jit(lambda x, t, u: x.at[t].add(u))
-    ours = jax.jit(lambda x, t, u: dmljax.scatter(x, t, u, reduction="add", mode="promise_in_bounds"))
-    out[f"{dist} at_add ms"] = median_ms(at_add, x, t, u)
-    out[f"{dist} dmljax ms"] = median_ms(ours, x, t, u)
-    out[f"{dist} equal"] = bool(np.array_equal(np.asarray(at_add(x, t, u)), np.asarray(ours(x, t, u))))
-    loop = np.asarray(x).copy()
-    np.add.at(loop, np.asarray(t), np.asarray(u))  # ONNX's loop order
-    out[f"{dist} dmljax equals np.add.at"] = bool(np.array_equal(np.asarray(ours(x, t, u)), loop))
-    out[f"{dist} at_add equals np.add.at"] = bool(np.array_equal(np.asarray(at_add(x, t, u)), loop))
-    if dist == "random":  # the previous formulation, one round per update of the busiest target
-        with dmljax.config.override(ordered_rounds=True):
-            rounds = jax.jit(lambda x, t, u: dmljax.scatter(x, t, u, reduction="add", mode="promise_in_bounds"))
-            out[f"{dist} dmljax rounds ms"] = median_ms(rounds, x, t, u)
-print(json.dumps(out))
-json.dump(out, open(path, "w"), indent=1)
-EOF
-)
-part ops_default 60 env XLA_FLAGS="" "$PY" -c "$OPS_SCRIPT" "$OPS_LOG2" "" "$OUT_DIR/ops_default.json"
-part ops_deterministic 60 env XLA_FLAGS=--xla_gpu_deterministic_ops=true "$PY" -c "$OPS_SCRIPT" "$OPS_LOG2" \
+part ops_default 60 env XLA_FLAGS="" "$PY" scripts/gpu_ops.py "$OPS_LOG2" "" "$OUT_DIR/ops_default.json"
+part ops_deterministic 60 env XLA_FLAGS=--xla_gpu_deterministic_ops=true "$PY" scripts/gpu_ops.py "$OPS_LOG2" \
   "--xla_gpu_deterministic_ops=true" "$OUT_DIR/ops_deterministic.json"
 
 # The segment reductions on the device: against the loop, run to run beside jax.ops.segment_sum,

@@ -286,3 +286,56 @@ def test_empty_data_drops_every_update(formulation):
     t, u = np.array([0, 3], np.uint32), np.ones(2, np.float32)
     for reduction in ("add", "mul", "max"):
         assert run_combine(formulation, np.zeros(0, np.float32), t, u, reduction).shape == (0,)
+
+
+# ----- the Pallas kernel of the fold's steps (what CUDA GPUs run; interpret mode here) ----------
+
+
+@pytest.fixture
+def kernel_on_the_cpu(monkeypatch):
+    """The fold's steps in the Pallas kernel on XLA CPU (interpret mode), as a CUDA GPU runs them."""
+    monkeypatch.setattr(sorted_fold, "KERNEL_PLATFORM", "cpu")
+
+
+@pytest.mark.parametrize("distribution", ["random", "hot", "zipf"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("reduction", ["add", "mul"])
+def test_the_kernel_folds_as_the_loop(kernel_on_the_cpu, x64, reduction, dtype, distribution):
+    rng = np.random.default_rng(11)
+    m, n = 700, 90
+    x = order_sensitive(rng, n, dtype, reduction)
+    t, u = targets_for(rng, distribution, m, n), order_sensitive(rng, m, dtype, reduction)
+    want = ufunc_at(x, t, u, reduction)
+    got = run_combine("sorted fold", x, t, u, reduction)
+    assert got.tobytes() == want.tobytes()
+    with dmljax.config.override(ordered_fold_kernel=False):  # the lax form: same bits
+        assert run_combine("sorted fold", x, t, u, reduction).tobytes() == want.tobytes()
+
+
+def test_the_kernel_runs_where_the_switch_says(kernel_on_the_cpu):
+    """The kernel is a `pallas_call` in the fold's program; switched off, no `pallas_call`."""
+    args = (jnp.zeros(8), jnp.array([1, 1, 3], jnp.uint32), jnp.ones(3))
+    fold = lambda x, t, u: sorted_fold.fold(x, t, u, "add")  # noqa: E731
+    assert "pallas_call" in str(jax.make_jaxpr(fold)(*args))
+    with dmljax.config.override(ordered_fold_kernel=False):
+        assert "pallas_call" not in str(jax.make_jaxpr(fold)(*args))
+    complex_args = (jnp.zeros(8, jnp.complex64), args[1], jnp.ones(3, jnp.complex64))
+    assert "pallas_call" not in str(jax.make_jaxpr(fold)(*complex_args))  # complex: the lax form
+
+
+def test_the_kernel_lanes_past_a_block():
+    """More runs than one block, a run longer than the others, a run of length 0."""
+    from dmljax._ops import fold_kernel
+
+    rng = np.random.default_rng(5)
+    lengths = rng.integers(0, 9, fold_kernel.BLOCK * 2 + 3)
+    lengths[7] = 300
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    u = (rng.standard_normal(int(lengths.sum())) * 10.0 ** rng.integers(-3, 8, int(lengths.sum()))).astype(np.float32)
+    acc = rng.standard_normal(lengths.shape[0]).astype(np.float32)
+    want = acc.copy()
+    for r, (s, length) in enumerate(zip(starts, lengths, strict=True)):
+        for k in range(length):
+            want[r] = np.float32(want[r] + u[s + k])
+    got = fold_kernel.fold_runs(acc, u, starts.astype(np.uint32), lengths.astype(np.uint32), jnp.add, True)
+    assert np.asarray(got).tobytes() == want.tobytes()

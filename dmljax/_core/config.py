@@ -226,6 +226,12 @@ OPTIONS = (
         "updates); kept as the sorted fold's oracle) instead of the sorted fold. " + _NOTES + "ordered-reductions.md",
     ),
     Option(
+        "ordered_fold_kernel",
+        True,
+        "On a CUDA GPU the sorted fold's steps run in one Pallas kernel, one lane per run, instead of one "
+        "while-loop iteration per step. " + _NOTES + "ordered-reductions.md",
+    ),
+    Option(
         "ordered_replicated_partitions",
         True,
         "In a process with several devices a float add/mul reduction is a custom_partitioning whose "

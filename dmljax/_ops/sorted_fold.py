@@ -26,8 +26,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from dmljax._core.config import config
 from dmljax._core.dtypes import x64_enabled
 from dmljax._core.platform import concrete_shape, opaque_predicate
+from dmljax._ops import fold_kernel
 from dmljax._ops.indices import position_dtype, size_scalar
 from dmljax._ops.positions import gather_at, scatter_at
 
@@ -35,6 +37,9 @@ __all__ = ["combiner", "fold", "run_products", "sort_by_target"]
 
 # Steps of a symbolic number of updates walk the runs still going in chunks of this many.
 _CHUNK = 256
+
+# The platform whose programs fold in the Pallas kernel (tests set "cpu": interpret mode).
+KERNEL_PLATFORM = "cuda"
 
 
 def combiner(reduction: str, like: jax.Array) -> Callable[[jax.Array, jax.Array], jax.Array]:
@@ -157,10 +162,26 @@ def fold(
         run_start = run_start[:n]
     run_target = gather_at(st, run_start)
     acc = gather_at(flat, run_target)
-    step = _block_step if concrete_shape((m,)) else _chunk_step
-    acc = step(acc, su, run_start, going, run_length[0], combiner(reduction, updates))
+    f = combiner(reduction, updates)
+    if concrete_shape((m,)):
+        acc = _steps(acc, su, run_start, going, run_length[: run_start.shape[0]], f)
+    else:
+        acc = _chunk_step(acc, su, run_start, going, run_length[0], f)
     run_target = jnp.where(lax.iota(pos_dtype, run_start.shape[0]) < going[0], run_target, dump)
     return scatter_at(flat, run_target, acc)
+
+
+def _steps(
+    acc: jax.Array, su: jax.Array, run_start: jax.Array, going: jax.Array, run_length: jax.Array, f: Callable
+) -> jax.Array:
+    """The fold's steps: on a CUDA GPU one Pallas kernel (`dmljax._ops.fold_kernel`, config
+    ``ordered_fold_kernel``; real floats), elsewhere `_block_step`'s loops; the same bits."""
+    block = lambda acc: _block_step(acc, su, run_start, going, run_length[0], f)  # noqa: E731
+    if not (config.ordered_fold_kernel and fold_kernel.supported(acc.dtype)):
+        return block(acc)
+    interpret = KERNEL_PLATFORM != "cuda"
+    kernel = lambda acc: fold_kernel.fold_runs(acc, su, run_start, run_length, f, interpret)  # noqa: E731
+    return lax.platform_dependent(acc, default=block, **{KERNEL_PLATFORM: kernel})
 
 
 def _block_step(

@@ -1,0 +1,85 @@
+"""The sorted fold's steps as one Pallas kernel: each lane folds one run, its loop inside the kernel.
+
+`dmljax._ops.sorted_fold` folds every target's run of updates left to right. In its lax form
+each step is a `lax.while_loop` iteration, several kernel launches on a GPU, so a run of
+``L`` updates costs ``L`` launches (one hot target among 2^24 updates: docs/design/ordered-reductions.md).
+Here one Triton program takes a block of runs, one lane each, and loops over the longest
+run of its block: ``acc = f(acc, u)`` with ``u`` the lane's next update, masked once the
+lane's run has ended. The fold's order and rounding are the lax form's, which is its oracle
+(`tests/test_sorted_fold.py`); on the CPU the kernel runs in Pallas' interpret mode.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+__all__ = ["BLOCK", "fold_runs", "supported"]
+
+# Lanes (runs) per program: one warp's worth of 32-bit lanes, four times over.
+BLOCK = 128
+
+
+def supported(dtype: jax.typing.DTypeLike) -> bool:
+    """Whether the kernel folds ``dtype`` (real floats; complex products stay in the lax form)."""
+    return jnp.issubdtype(dtype, jnp.floating)
+
+
+def fold_runs(
+    acc: jax.Array,
+    updates: jax.Array,
+    run_start: jax.Array,
+    run_length: jax.Array,
+    f: Callable[[jax.Array, jax.Array], jax.Array],
+    interpret: bool = False,
+) -> jax.Array:
+    """``acc[r]`` folded with ``updates[run_start[r] + k]`` for ``k < run_length[r]``, in order.
+
+    Args:
+      acc: 1-D accumulators, one per run (first ``x[target]``).
+      updates: 1-D updates sorted by target, each run in loop order.
+      run_start: 1-D unsigned, ``acc.shape``: where each run starts in ``updates``.
+      run_length: 1-D unsigned, ``acc.shape``: each run's length (0: nothing to fold).
+      f: the loop's ``f(acc, update)``, element-wise.
+      interpret: run in Pallas' interpret mode (any platform; for tests on the CPU).
+
+    Returns:
+      The folded accumulators, ``acc``'s shape and type.
+
+    Examples:
+      >>> acc = jnp.zeros(2, jnp.float32)
+      >>> u = jnp.array([1e8, 1.0, -1e8, 5.0], jnp.float32)
+      >>> start, length = jnp.array([0, 3], jnp.uint32), jnp.array([3, 1], jnp.uint32)
+      >>> fold_runs(acc, u, start, length, jnp.add, interpret=True)
+      Array([0., 5.], dtype=float32)
+    """
+    r = acc.shape[0]
+    padded = pl.cdiv(r, BLOCK) * BLOCK
+    pad = lambda a: jnp.pad(a, (0, padded - r))  # noqa: E731  (length 0: the padding lanes fold nothing)
+    lane = pl.BlockSpec((BLOCK,), lambda i: (i,))
+    out = pl.pallas_call(
+        functools.partial(_kernel, f=f),
+        out_shape=jax.ShapeDtypeStruct((padded,), acc.dtype),
+        grid=(padded // BLOCK,),
+        in_specs=[pl.no_block_spec, lane, lane, lane],
+        out_specs=lane,
+        interpret=interpret,
+    )(updates, pad(run_start.astype(jnp.int32)), pad(run_length.astype(jnp.int32)), pad(acc))
+    return out[:r]
+
+
+def _kernel(updates_ref, start_ref, length_ref, acc_ref, out_ref, *, f):  # type: ignore[no-untyped-def]
+    start, length = start_ref[...], length_ref[...]
+    last = updates_ref.shape[0] - 1
+
+    def step(k: jax.Array, acc: jax.Array) -> jax.Array:
+        live = k < length
+        u = updates_ref[jnp.minimum(start + k, last)]  # a gather; lanes past their run read a valid element
+        return jnp.where(live, f(acc, u), acc)
+
+    out_ref[...] = lax.fori_loop(0, jnp.max(length), step, acc_ref[...])
