@@ -425,7 +425,7 @@ def _run(args: argparse.Namespace) -> int:
         }
         with open(args.json, "w") as f:
             json.dump(record, f, indent=1)
-        print(f"\nresults written to {args.json}")
+        print(f"\nresults written to\n  {args.json}")  # a long path on its own line
     if args.plot and results:
         _plot(results, args.plot)
     failed = [c["name"] for c in checks if not c["ok"]]

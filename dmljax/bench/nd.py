@@ -229,7 +229,7 @@ def _ordered_cases(rng: np.random.Generator, size: int) -> list[Case]:
         if torch is not None:
             xt, tt, ut = torch.from_numpy(x), torch.from_numpy(t.astype(np.int64)), torch.from_numpy(u)
             contenders[_torch.NAME] = functools.partial(_torch_index_add, xt, tt, ut)
-        name = f"ordered add {distribution} targets {m} updates into {n}"
+        name = f"ordered add {distribution} targets, {m} updates into ({n})"
         built.append(Case("scatter_reduction", name, 2 * x.nbytes + t.nbytes + u.nbytes, contenders, "jnp"))
     return built
 
