@@ -336,8 +336,15 @@ def _register_checkify_rule() -> bool:
         from jax._src.checkify import error_checks
     except ImportError:  # pragma: no cover - a jax that moved it: JAX's own error instead
         return False
-    error_checks[needs_checkify_p] = lambda error, enabled_errors, pred, *, op: (error, pred)
+    error_checks[needs_checkify_p] = _drop_under_checkify
     return True
+
+
+def _drop_under_checkify(*args: Any, op: str) -> tuple[Any, jax.Array]:
+    """Checkify's rule: ``(error, pred)`` unchanged. The arguments are ``(error,
+    enabled_errors, pred)``, after a ``ctx`` in newer jax (0.12), so they are read from the end."""
+    error, _, pred = args[-3:]
+    return error, pred
 
 
 _CHECKIFY_RULE = _register_checkify_rule()
