@@ -175,11 +175,15 @@ def _steps(
     acc: jax.Array, su: jax.Array, run_start: jax.Array, going: jax.Array, run_length: jax.Array, f: Callable
 ) -> jax.Array:
     """The fold's steps: on a CUDA GPU one Pallas kernel (`dmljax._ops.fold_kernel`, config
-    ``ordered_fold_kernel``; real floats), elsewhere `_block_step`'s loops; the same bits."""
+    ``ordered_fold_kernel``; real floats; traced in a process whose default backend is a GPU),
+    elsewhere `_block_step`'s loops; the same bits."""
     block = lambda acc: _block_step(acc, su, run_start, going, run_length[0], f)  # noqa: E731
-    if not (config.ordered_fold_kernel and fold_kernel.supported(acc.dtype)):
-        return block(acc)
     interpret = KERNEL_PLATFORM != "cuda"
+    # The kernel is lowered where a GPU is (Pallas lowers Triton only there): a process
+    # without one (a CPU host exporting for cuda) traces the lax form, the same bits.
+    here = interpret or jax.default_backend() == "gpu"
+    if not (config.ordered_fold_kernel and fold_kernel.supported(acc.dtype) and here):
+        return block(acc)
     kernel = lambda acc: fold_kernel.fold_runs(acc, su, run_start, run_length, f, interpret)  # noqa: E731
     return lax.platform_dependent(acc, default=block, **{KERNEL_PLATFORM: kernel})
 
