@@ -138,8 +138,8 @@ def scatter_nd(
     is unspecified; XLA is told the indices are unique). With a reduction they are valid
     and combine exactly as ONNX's loop does, in row-major order of the updates, bit for bit
     and on every platform (`dmljax._ops.reductions`: one XLA scatter, an in-order loop, on
-    one CPU device; elsewhere float ``"add"``/``"mul"`` cost grows with the largest number of
-    updates of one element, docs/design/ordered-reductions.md). Float ``"max"``/``"min"``
+    one CPU device; elsewhere a sort by target and an in-order fold of each target's run, one
+    Pallas kernel on a CUDA GPU; docs/design/ordered-reductions.md). Float ``"max"``/``"min"``
     fold as onnxruntime's kernels do: a NaN update replaces, a NaN is replaced by the next
     update, of equal values (``+0.0``, ``-0.0``) the later one wins (docs/semantics.md).
 

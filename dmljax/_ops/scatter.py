@@ -75,8 +75,8 @@ def scatter(
     ``output[...] = f(output[...], updates[p])`` for every ``p`` in row-major order. Then
     duplicate indices are valid and combine exactly as ONNX's loop does, bit for bit and on
     every platform (`dmljax._ops.reductions`: one XLA scatter, an in-order loop, on one
-    CPU device; elsewhere float ``"add"``/``"mul"`` cost grows with the largest number of
-    updates of one element, docs/design/ordered-reductions.md). Float ``"max"``/``"min"``
+    CPU device; elsewhere a sort by target and an in-order fold of each target's run, one
+    Pallas kernel on a CUDA GPU; docs/design/ordered-reductions.md). Float ``"max"``/``"min"``
     fold as onnxruntime's kernels do, ``out = out if out > u else u`` (``<`` for min): a NaN
     update replaces, a NaN is replaced by the next update, and of equal values (``+0.0``,
     ``-0.0``) the later one wins (docs/semantics.md, "Scatter max and min").
