@@ -7,6 +7,7 @@ Semantics: `dmljax.slice1`, with the output tensor's sizes as output sizes.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import jax
 
@@ -68,12 +69,12 @@ SLICE1_SUPPORT = (
     SupportRow(FeatureLevel.FL_4_1, (1, MAX_DIMENSIONS), FL4_1_DATA_TYPES),
 )
 
-# Slice1OperatorDesc's members for the window rules of `dmljax._ops.slice1.check_window_rules`.
+# The window members named by the rules of `dmljax._ops.slice1.check_window_rules`
+# (``output_sizes``: the windowed tensor's sizes, `check_window_members`).
 _WINDOW_MEMBERS = {
     "offsets": "input_window_offsets",
     "sizes": "input_window_sizes",
     "strides": "input_window_strides",
-    "output_sizes": "output_tensor.sizes",
 }
 
 
@@ -82,14 +83,22 @@ def _validate(check: Check, row: SupportRow, desc: Slice1OperatorDesc) -> None:
     check_row(check, row, tensors)
     same(check, tensors, "output_tensor", "input_tensor", "dtype")
     same(check, tensors, "output_tensor", "input_tensor", "dimension_count")
-    count = desc.input_tensor.dimension_count
+    check_window_members(check, desc, "input_tensor", "output_tensor")
+    check_output(check, "output_tensor", desc.output_tensor)
+
+
+def check_window_members(check: Check, desc: Any, data: str, windowed: str) -> None:
+    """Slice1's window rules on a struct's ``input_window_*`` members (Slice1, SliceGrad):
+    one entry per dimension, then `check_window_rules` for the window of tensor member
+    ``data`` whose sizes are tensor member ``windowed``'s."""
+    count = getattr(desc, data).dimension_count
     for member in ("input_window_offsets", "input_window_sizes", "input_window_strides"):
         if len(getattr(desc, member)) != count:
             raise check.error(member, f"have one entry per dimension ({count})", getattr(desc, member))
     window = (desc.input_window_offsets, desc.input_window_sizes, desc.input_window_strides)
-    shape, output_sizes = desc.input_tensor.sizes, desc.output_tensor.sizes
-    check_window_rules(shape, *window, output_sizes, check.error, _WINDOW_MEMBERS, "input_tensor.sizes")
-    check_output(check, "output_tensor", desc.output_tensor)
+    members = {**_WINDOW_MEMBERS, "output_sizes": f"{windowed}.sizes"}
+    shape, sizes = getattr(desc, data).sizes, getattr(desc, windowed).sizes
+    check_window_rules(shape, *window, sizes, check.error, members, f"{data}.sizes")
 
 
 def _apply(desc: Slice1OperatorDesc, data: jax.Array) -> tuple[jax.Array]:

@@ -15,9 +15,9 @@ from dmljax._core.limits import MAX_DIMENSIONS
 from dmljax._descriptors.feature_levels import FeatureLevel
 from dmljax._descriptors.members import ints_member, set_tensors
 from dmljax._descriptors.registry import Operator, register
+from dmljax._descriptors.slice1 import check_window_members
 from dmljax._descriptors.support import FL2_1_DATA_TYPES, SupportRow
 from dmljax._descriptors.validate import Check, check_output, check_row, same, tensors_of
-from dmljax._ops.slice1 import check_window_rules
 from dmljax._ops.slice_grad import slice_grad_validated
 
 __all__ = ["SLICE_GRAD_SUPPORT", "SliceGradOperatorDesc"]
@@ -59,26 +59,13 @@ class SliceGradOperatorDesc:
 # The page's "tensor support" table: introduced in 3.0, 1 to 8 dimensions, 32/16/8-bit types.
 SLICE_GRAD_SUPPORT = (SupportRow(FeatureLevel.FL_3_0, (1, MAX_DIMENSIONS), FL2_1_DATA_TYPES),)
 
-_WINDOW_MEMBERS = {
-    "offsets": "input_window_offsets",
-    "sizes": "input_window_sizes",
-    "strides": "input_window_strides",
-    "output_sizes": "input_gradient_tensor.sizes",
-}
-
 
 def _validate(check: Check, row: SupportRow, desc: SliceGradOperatorDesc) -> None:
     tensors = tensors_of(desc)
     check_row(check, row, tensors)
     same(check, tensors, "output_gradient_tensor", "input_gradient_tensor", "dtype")
     same(check, tensors, "output_gradient_tensor", "input_gradient_tensor", "dimension_count")
-    count = desc.input_gradient_tensor.dimension_count
-    for member in ("input_window_offsets", "input_window_sizes", "input_window_strides"):
-        if len(getattr(desc, member)) != count:
-            raise check.error(member, f"have one entry per dimension ({count})", getattr(desc, member))
-    window = (desc.input_window_offsets, desc.input_window_sizes, desc.input_window_strides)
-    shape, grad_sizes = desc.output_gradient_tensor.sizes, desc.input_gradient_tensor.sizes
-    check_window_rules(shape, *window, grad_sizes, check.error, _WINDOW_MEMBERS, "output_gradient_tensor.sizes")
+    check_window_members(check, desc, "output_gradient_tensor", "input_gradient_tensor")
     check_output(check, "output_gradient_tensor", desc.output_gradient_tensor)
 
 
