@@ -4,7 +4,8 @@ Run by scripts/gpu_check.sh: ``python scripts/gpu_ops.py LOG2 XLA_FLAGS_TEXT OUT
 XLA flags are set in the environment; the text only labels the JSON). Times (medians of 7
 calls) ``x.at[t].add(u)``, dmljax's fold (its Pallas kernel on a CUDA GPU, and the lax form
 with config ``ordered_fold_kernel`` off) and, with random targets, the old rounds; checks
-each against ``np.add.at`` (ONNX's loop order) on order-sensitive float32 updates.
+each against ``np.add.at`` (ONNX's loop order) on order-sensitive float32 updates, and
+records how many sorts each lowered program holds and whether it calls the kernel.
 """
 
 import json
@@ -62,6 +63,9 @@ def main(log2, flags, path):
                 ours = jax.jit(ordered_add)
                 out[f"{dist} {name} ms"] = median_ms(ours, x, t, u)
                 out[f"{dist} {name} equals np.add.at"] = bool(np.array_equal(np.asarray(ours(x, t, u)), loop))
+                text = ours.lower(x, t, u).as_text()  # the kernel path sorts once, the lax form twice
+                out[f"{dist} {name} sorts"] = text.count('"stablehlo.sort"')
+                out[f"{dist} {name} kernel"] = "triton" in text.lower() or "pallas" in text.lower()
         # the first keys kept for earlier runs' readers
         out[f"{dist} equal"] = bool(np.array_equal(np.asarray(at_add(x, t, u)), np.asarray(ordered_add(x, t, u))))
     print(json.dumps(out), flush=True)

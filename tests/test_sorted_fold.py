@@ -128,8 +128,11 @@ def test_symbolic_numbers_of_updates_export(distribution):
     np.testing.assert_array_equal(f.call(x, t, u), ufunc_at(x, t, u, "add"))
 
 
+@pytest.mark.parametrize("kernel", [False, True])
 @pytest.mark.parametrize("reduction", ["add", "mul"])
-def test_vmap_of_the_sorted_fold(reduction):
+def test_vmap_of_the_sorted_fold(reduction, kernel, monkeypatch):
+    if kernel:  # the Pallas kernel in interpret mode, as a CUDA GPU runs it
+        monkeypatch.setattr(sorted_fold, "KERNEL_PLATFORM", "cpu")
     rng = np.random.default_rng(4)
     t = np.stack([targets_for(rng, "hot", 300, 9) for _ in range(3)]).astype(np.int64) % 9
     u = np.stack([order_sensitive(rng, 300, "float32", reduction) for _ in range(3)])
@@ -321,6 +324,39 @@ def test_the_kernel_runs_where_the_switch_says(kernel_on_the_cpu):
         assert "pallas_call" not in str(jax.make_jaxpr(fold)(*args))
     complex_args = (jnp.zeros(8, jnp.complex64), args[1], jnp.ones(3, jnp.complex64))
     assert "pallas_call" not in str(jax.make_jaxpr(fold)(*complex_args))  # complex: the lax form
+
+
+@pytest.mark.parametrize("n", [1, 5, 300, 5000])
+@pytest.mark.parametrize("m", [0, 1, 2, 127, 128, 129, 1000])
+def test_the_kernel_run_table_around_block_and_size_edges(kernel_on_the_cpu, m, n):
+    """Fewer targets than updates (at most n runs) and more, one run, partial blocks."""
+    rng = np.random.default_rng(m * 7919 + n)
+    t = targets_for(rng, "zipf", m, n)
+    u, x = order_sensitive(rng, m, "float32", "add"), order_sensitive(rng, n, "float32", "add")
+    got = run_combine("sorted fold", x, t, u, "add")
+    assert got.tobytes() == ufunc_at(x, t, u, "add").tobytes()
+
+
+def test_the_kernel_with_every_target_dropped_or_no_data(kernel_on_the_cpu):
+    t, u = np.array([9, 2**32 - 1, 9], np.uint32), np.ones(3, np.float32)
+    x = np.arange(4, dtype=np.float32)
+    assert run_combine("sorted fold", x, t, u, "add").tobytes() == x.tobytes()
+    assert run_combine("sorted fold", np.zeros(0, np.float32), t, u, "mul").shape == (0,)
+
+
+@pytest.mark.parametrize("reduction", ["add", "mul"])
+def test_the_kernel_path_sorts_once(kernel_on_the_cpu, reduction):
+    """The kernel needs no runs ordered by length: one sort (by target), none when promised sorted."""
+    rng = np.random.default_rng(6)
+    t = np.sort(targets_for(rng, "hot", 500, 20))
+    u, x = order_sensitive(rng, 500, "float32", reduction), order_sensitive(rng, 20, "float32", reduction)
+    for promise in (False, True):
+        got = run_combine("sorted fold", x, t, u, reduction, indices_are_sorted=promise)
+        assert got.tobytes() == ufunc_at(x, t, u, reduction).tobytes()
+        with dmljax.config.override(cpu_ordered_scatter=False):
+            f = jax.jit(lambda x, t, u, promise=promise: combine(x, t, u, reduction, indices_are_sorted=promise))
+            text = f.lower(x, t, u).as_text()
+        assert text.count('"stablehlo.sort"') == (0 if promise else 1)
 
 
 def test_the_kernel_lanes_past_a_block():

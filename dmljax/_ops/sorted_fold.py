@@ -12,6 +12,12 @@ fold, and as many steps as the longest run. One overwrite scatter then writes th
 accumulators to their (distinct) targets. A symbolic number of updates (`jax.export`) has
 no static block sizes: there each step walks its prefix in chunks of `_CHUNK`.
 
+On a CUDA GPU (config ``ordered_fold_kernel``, real floats) the steps run in one Pallas
+kernel (`dmljax._ops.fold_kernel`), one lane per run, each lane looping to its own run's
+end. The kernel needs no length order, so that path skips the second sort: its run table
+comes from the sorted targets by an integer prefix count (`_fold_in_kernel`). The lax form
+is its oracle (the same bits) and what every other platform runs.
+
 `run_products` gives the ``"mul"`` gradient its factors from the same sorted runs:
 each target's product and each update's product of the other updates of its run (no
 division), both differentiable again (second order).
@@ -142,10 +148,61 @@ def fold(
     m, n = targets.shape[0], flat.shape[0]
     if m == 0:  # a symbolic size (jax.export) is never 0
         return flat
-    pos_dtype = position_dtype(m)
-    dump = size_scalar(n, targets.dtype)
     st, perm = sort_by_target(targets, indices_are_sorted, n)
     su = updates if indices_are_sorted else gather_at(updates, perm)
+    f = combiner(reduction, updates)
+    by_length = lambda flat, st, su: _fold_by_length(flat, targets, st, su, f)  # noqa: E731
+    if not _kernel_traced(updates.dtype, m):
+        return by_length(flat, st, su)
+    interpret = KERNEL_PLATFORM != "cuda"
+    in_kernel = lambda flat, st, su: _fold_in_kernel(flat, st, su, f, interpret)  # noqa: E731
+    return lax.platform_dependent(flat, st, su, default=by_length, **{KERNEL_PLATFORM: in_kernel})
+
+
+def _kernel_traced(dtype: np.dtype, m: int) -> bool:
+    """Whether the program holds the Pallas kernel (`dmljax._ops.fold_kernel`) for
+    `KERNEL_PLATFORM`, beside the lax form: config ``ordered_fold_kernel``, real floats, a
+    static number of updates, and a process whose default backend is a GPU (Pallas lowers
+    Triton only there: a CPU host exporting for cuda traces the lax form, the same bits)."""
+    here = KERNEL_PLATFORM != "cuda" or jax.default_backend() == "gpu"
+    return bool(config.ordered_fold_kernel and fold_kernel.supported(dtype) and concrete_shape((m,)) and here)
+
+
+def _fold_in_kernel(flat: jax.Array, st: jax.Array, su: jax.Array, f: Callable, interpret: bool) -> jax.Array:
+    """The fold with its steps in the Pallas kernel, one lane per run, runs in target order.
+
+    The kernel needs no length order (each lane loops to its own run's end), so the run
+    table comes from the sorted targets in O(M) without a second sort: run ``r`` is the
+    ``r``-th position that starts a kept run (an integer prefix count, exact in any
+    grouping), its end the position where the same count ends one; slots past the last run
+    have length 0 and are dropped."""
+    m, n = st.shape[0], flat.shape[0]
+    pos_dtype = position_dtype(m)
+    dump = size_scalar(n, st.dtype)
+    r = min(m, n) if concrete_shape((n,)) else m  # at most one run per target
+    if r == 0:
+        return flat
+    start, end = _boundaries(st)
+    kept = st < dump
+    first, last = start & kept, end & kept
+    run_id = jnp.cumsum(first.astype(pos_dtype), dtype=pos_dtype) - np.asarray(1, pos_dtype)
+    iota = lax.iota(pos_dtype, m)
+    nowhere = size_scalar(r, pos_dtype)
+    empty = jnp.zeros((r,), pos_dtype)
+    run_start = scatter_at(empty, jnp.where(first, run_id, nowhere), iota, unique=True)
+    run_end = scatter_at(empty, jnp.where(last, run_id, nowhere), iota + np.asarray(1, pos_dtype), unique=True)
+    run_length = run_end - run_start  # 0 in the slots past the last run
+    run_target = jnp.where(run_length > 0, gather_at(st, run_start), dump)
+    acc = fold_kernel.fold_runs(gather_at(flat, run_target), su, run_start, run_length, f, interpret)
+    return scatter_at(flat, run_target, acc, unique=True)
+
+
+def _fold_by_length(flat: jax.Array, targets: jax.Array, st: jax.Array, su: jax.Array, f: Callable) -> jax.Array:
+    """The fold's lax form: runs ordered by length, longest first, the steps in `_block_step`'s
+    levels (`_chunk_step`'s chunks for a symbolic number of updates)."""
+    m, n = st.shape[0], flat.shape[0]
+    pos_dtype = position_dtype(m)
+    dump = size_scalar(n, st.dtype)
     start, _ = _boundaries(st)
     # Run lengths from a count per target (an integer scatter-add: exact in any order).
     counts = scatter_at(jnp.zeros((n,), pos_dtype), targets, jnp.ones((m,), pos_dtype), "add")
@@ -162,30 +219,12 @@ def fold(
         run_start = run_start[:n]
     run_target = gather_at(st, run_start)
     acc = gather_at(flat, run_target)
-    f = combiner(reduction, updates)
     if concrete_shape((m,)):
-        acc = _steps(acc, su, run_start, going, run_length[: run_start.shape[0]], f)
+        acc = _block_step(acc, su, run_start, going, run_length[0], f)
     else:
         acc = _chunk_step(acc, su, run_start, going, run_length[0], f)
     run_target = jnp.where(lax.iota(pos_dtype, run_start.shape[0]) < going[0], run_target, dump)
     return scatter_at(flat, run_target, acc)
-
-
-def _steps(
-    acc: jax.Array, su: jax.Array, run_start: jax.Array, going: jax.Array, run_length: jax.Array, f: Callable
-) -> jax.Array:
-    """The fold's steps: on a CUDA GPU one Pallas kernel (`dmljax._ops.fold_kernel`, config
-    ``ordered_fold_kernel``; real floats; traced in a process whose default backend is a GPU),
-    elsewhere `_block_step`'s loops; the same bits."""
-    block = lambda acc: _block_step(acc, su, run_start, going, run_length[0], f)  # noqa: E731
-    interpret = KERNEL_PLATFORM != "cuda"
-    # The kernel is lowered where a GPU is (Pallas lowers Triton only there): a process
-    # without one (a CPU host exporting for cuda) traces the lax form, the same bits.
-    here = interpret or jax.default_backend() == "gpu"
-    if not (config.ordered_fold_kernel and fold_kernel.supported(acc.dtype) and here):
-        return block(acc)
-    kernel = lambda acc: fold_kernel.fold_runs(acc, su, run_start, run_length, f, interpret)  # noqa: E731
-    return lax.platform_dependent(acc, default=block, **{KERNEL_PLATFORM: kernel})
 
 
 def _block_step(
