@@ -5,7 +5,8 @@ each step is a `lax.while_loop` iteration, several kernel launches on a GPU, so 
 ``L`` updates costs ``L`` launches (one hot target among 2^24 updates: docs/design/ordered-reductions.md).
 Here one Triton program takes a block of runs, one lane each, and loops over the longest
 run of its block: ``acc = f(acc, u)`` with ``u`` the lane's next update, masked once the
-lane's run has ended. The fold's order and rounding are the lax form's, which is its oracle
+lane's run has ended; each iteration loads `UNROLL` updates before folding them in order.
+The fold's order and rounding are the lax form's, which is its oracle
 (`tests/test_sorted_fold.py`); on the CPU the kernel runs in Pallas' interpret mode.
 """
 
@@ -19,10 +20,13 @@ import jax.numpy as jnp
 from jax import lax
 from jax.experimental import pallas as pl
 
-__all__ = ["BLOCK", "fold_runs", "supported"]
+__all__ = ["BLOCK", "UNROLL", "fold_runs", "supported"]
 
 # Lanes (runs) per program: one warp's worth of 32-bit lanes, four times over.
 BLOCK = 128
+# Updates each lane loads at once per loop iteration (a long run waits for memory once per
+# UNROLL updates instead of once per update); they still fold one at a time, in order.
+UNROLL = 8
 
 
 def supported(dtype: jax.typing.DTypeLike) -> bool:
@@ -77,9 +81,14 @@ def _kernel(updates_ref, start_ref, length_ref, acc_ref, out_ref, *, f):  # type
     start, length = start_ref[...], length_ref[...]
     last = updates_ref.shape[0] - 1
 
-    def step(k: jax.Array, acc: jax.Array) -> jax.Array:
-        live = k < length
-        u = updates_ref[jnp.minimum(start + k, last)]  # a gather; lanes past their run read a valid element
-        return jnp.where(live, f(acc, u), acc)
+    def step(i: jax.Array, acc: jax.Array) -> jax.Array:
+        k = i * UNROLL
+        # UNROLL independent gathers first (lanes past their run read a valid element), so
+        # their latencies overlap; then the updates fold one by one, in order.
+        us = [updates_ref[jnp.minimum(start + (k + j), last)] for j in range(UNROLL)]
+        for j, u in enumerate(us):
+            acc = jnp.where(k + j < length, f(acc, u), acc)
+        return acc
 
-    out_ref[...] = lax.fori_loop(0, jnp.max(length), step, acc_ref[...])
+    steps = (jnp.max(length) + (UNROLL - 1)) // UNROLL
+    out_ref[...] = lax.fori_loop(0, steps, step, acc_ref[...])
