@@ -158,13 +158,16 @@ def main(argv: Sequence[str] = ()) -> None:
     """Print a header line, then per case the medians, the ratio and the bit-equality to the oracle."""
     parser = argparse.ArgumentParser(prog="python -m dmljax.bench.sharded_reductions")
     parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--updates", type=int, default=UPDATES, help="float32 updates (at least 4; default 2^18)")
+    parser.add_argument(
+        "--updates", type=int, default=UPDATES, help=f"float32 updates, a multiple of {DEVICES} (default 2^18)"
+    )
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     args = parser.parse_args(list(argv))
     if jax.device_count() < DEVICES:
         raise SystemExit(f"needs {DEVICES} devices; got {jax.device_count()} (set jax_num_cpu_devices first)")
-    if args.updates < 4 or args.rounds < 1:
-        parser.error(f"--updates must be at least 4 and --rounds at least 1; got {args.updates} and {args.rounds}")
+    if args.updates < DEVICES or args.updates % DEVICES or args.rounds < 1:
+        rule = f"--updates must be a positive multiple of {DEVICES} (sharded) and --rounds at least 1"
+        parser.error(f"{rule}; got --updates={args.updates}, --rounds={args.rounds}")
     load = _load()
     print(
         f"sharded reductions: {DEVICES} {jax.default_backend()} devices, {args.updates} float32 updates (sharded) "
