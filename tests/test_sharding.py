@@ -162,3 +162,25 @@ def test_data_parallel_training_step_has_only_the_gradient_all_reduce():
     lines = dict(line.split(": ", 1) for line in done.stdout.splitlines() if "collectives" in line)
     # the replicated parameters' gradients are summed over the batch shards, in one combined all-reduce
     assert lines["dmljax"] == "collectives {'all-reduce': 1}"
+
+
+def test_sharded_reductions_benchmark_reports_every_dmljax_result_exact(tmp_path):
+    """``python -m dmljax.bench.sharded_reductions`` at a small size: well-formed output, and
+    every dmljax result bit-equal to NumPy's ``ufunc.at`` loop on the same sharded operands."""
+    path = tmp_path / "sharded.json"
+    module = "dmljax.bench.sharded_reductions"
+    command = [sys.executable, "-m", module, "--rounds", "1", "--updates", "4096", "--json", str(path)]
+    done = subprocess.run(command, env=child_env(), capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    header, *lines, footer = done.stdout.splitlines()
+    assert header.startswith("sharded reductions: 8 cpu devices, 4096 float32 updates"), header
+    assert "load average [" in header and footer.startswith("load average at the end [")
+    result = json.loads(path.read_text())
+    assert (result["devices"], result["elements"], result["updates"], result["rounds"]) == (8, 65536, 4096, 1)
+    cases = {(c["reduction"], c["targets"]): c for c in result["cases"]}
+    assert sorted(cases) == sorted((r, d) for r in ("add", "max", "min") for d in ("random", "zipf", "hot"))
+    assert len(lines) == len(cases) and all("dmljax yes, jnp " in line for line in lines), lines
+    assert all(c["dmljax_exact"] and c["dmljax_ms"] > 0 and c["jnp_ms"] > 0 for c in cases.values())
+    # The comparison can fail: jnp's max/min do not follow onnxruntime's fold on the signed zeros (the later of
+    # equal values wins) and the NaN update that the operands hold.
+    assert not any(c["jnp_exact"] for (reduction, _), c in cases.items() if reduction != "add")
