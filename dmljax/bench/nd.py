@@ -32,7 +32,7 @@ import dmljax
 from dmljax.bench import _torch
 from dmljax.bench._harness import Case, sized
 
-__all__ = ["DEFAULT_SIZES", "cases"]
+__all__ = ["DEFAULT_SIZES", "cases", "ordered_targets"]
 
 DEFAULT_SIZES = (1 << 20, 16 << 20, 256 << 20)
 _COLUMNS = 1024
@@ -184,9 +184,15 @@ def _torch_nd(op: Callable[..., Any], x: np.ndarray, i: np.ndarray, u: np.ndarra
     return _torch._fwd_bwd(functools.partial(op, torch), *arrays, diff=diff)
 
 
-def _ordered_targets(rng: np.random.Generator, distribution: str, n: int, m: int) -> np.ndarray:
-    """int32 flat targets: ``random`` (uniform), ``zipf`` (power law, exponent 1.3) or ``hot``
-    (uniform, with `_HOT` of them on one element)."""
+def ordered_targets(rng: np.random.Generator, distribution: str, n: int, m: int) -> np.ndarray:
+    """``m`` int32 flat targets into ``n`` elements: ``random`` (uniform), ``zipf`` (power law,
+    exponent 1.3) or ``hot`` (uniform, with `_HOT` of them on one element, ``n // 2``).
+
+    Examples:
+      >>> t = ordered_targets(np.random.default_rng(0), "hot", 1 << 10, 1 << 14)
+      >>> t.dtype, int((t == 512).sum()) >= 4096
+      (dtype('int32'), True)
+    """
     if distribution == "zipf":
         return ((rng.zipf(1.3, m) - 1) % n).astype(np.int32)
     t = rng.integers(0, n, m).astype(np.int32)
@@ -209,7 +215,7 @@ def _ordered_cases(rng: np.random.Generator, size: int) -> list[Case]:
     u = _integers(rng, (m,))
     built = []
     for distribution in ("random", "zipf", "hot"):
-        t = _ordered_targets(rng, distribution, n, m)
+        t = ordered_targets(rng, distribution, n, m)
         args = tuple(jnp.asarray(a) for a in (x, t, u))
         ops: dict[str, Callable[..., Any]] = {
             "dmljax": lambda x, t, u: dmljax.scatter(x, t, u, reduction="add", mode="promise_in_bounds"),

@@ -40,7 +40,7 @@ from jax.sharding import PartitionSpec as P
 
 import dmljax
 from dmljax.bench.collectives import DEVICES
-from dmljax.bench.nd import _ordered_targets
+from dmljax.bench.nd import ordered_targets
 
 __all__ = ["ELEMENTS", "main", "operands", "oracle", "run"]
 
@@ -70,7 +70,7 @@ def operands(seed: int, reduction: str, distribution: str, n: int, m: int) -> tu
     """
     rng = np.random.default_rng(seed)
     x = rng.standard_normal(n, dtype=np.float32)
-    t = _ordered_targets(rng, distribution, n, m)
+    t = ordered_targets(rng, distribution, n, m)
     u = rng.standard_normal(m, dtype=np.float32)
     if reduction != "add":
         x[:3] = (np.nan, -0.0, 0.0)
