@@ -128,16 +128,14 @@ def test_symbolic_numbers_of_updates_export(distribution):
     np.testing.assert_array_equal(f.call(x, t, u), ufunc_at(x, t, u, "add"))
 
 
-@pytest.mark.parametrize("kernel", [False, True])
+@pytest.mark.parametrize("kernel", [False, True])  # True: the Pallas kernel in interpret mode, as a CUDA GPU runs it
 @pytest.mark.parametrize("reduction", ["add", "mul"])
-def test_vmap_of_the_sorted_fold(reduction, kernel, monkeypatch):
-    if kernel:  # the Pallas kernel in interpret mode, as a CUDA GPU runs it
-        monkeypatch.setattr(sorted_fold, "KERNEL_PLATFORM", "cpu")
+def test_vmap_of_the_sorted_fold(reduction, kernel):
     rng = np.random.default_rng(4)
     t = np.stack([targets_for(rng, "hot", 300, 9) for _ in range(3)]).astype(np.int64) % 9
     u = np.stack([order_sensitive(rng, 300, "float32", reduction) for _ in range(3)])
     x = np.stack([order_sensitive(rng, 9, "float32", reduction) for _ in range(3)])
-    with dmljax.config.override(cpu_ordered_scatter=False):
+    with dmljax.config.override(cpu_ordered_scatter=False, ordered_fold_kernel_interpret=kernel):
         out = jax.vmap(lambda x, t, u: dmljax.scatter(x, t, u, reduction=reduction))(x, t, u)
     loop = [ufunc_at(x[b], t[b].astype(np.uint32), u[b], reduction) for b in range(3)]
     np.testing.assert_array_equal(out, np.stack(loop))
@@ -295,9 +293,10 @@ def test_empty_data_drops_every_update(formulation):
 
 
 @pytest.fixture
-def kernel_on_the_cpu(monkeypatch):
+def kernel_on_the_cpu():
     """The fold's steps in the Pallas kernel on XLA CPU (interpret mode), as a CUDA GPU runs them."""
-    monkeypatch.setattr(sorted_fold, "KERNEL_PLATFORM", "cpu")
+    with dmljax.config.override(ordered_fold_kernel_interpret=True):
+        yield
 
 
 @pytest.mark.parametrize("distribution", ["random", "hot", "zipf"])

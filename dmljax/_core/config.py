@@ -232,6 +232,13 @@ OPTIONS = (
         "while-loop iteration per step. " + _NOTES + "ordered-reductions.md",
     ),
     Option(
+        "ordered_fold_kernel_interpret",
+        False,
+        "With ordered_fold_kernel, the sorted fold runs its CUDA formulation (one sort, the Pallas kernel) on "
+        "every platform, the kernel in Pallas' interpret mode: slow, the same bits; for tests and for timing "
+        "the GPU formulation's growth on a CPU. " + _NOTES + "ordered-reductions.md",
+    ),
+    Option(
         "ordered_replicated_partitions",
         True,
         "In a process with several devices a float add/mul reduction is a custom_partitioning whose "

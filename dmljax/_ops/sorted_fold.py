@@ -12,9 +12,10 @@ fold, and as many steps as the longest run. One overwrite scatter then writes th
 accumulators to their (distinct) targets. A symbolic number of updates (`jax.export`) has
 no static block sizes: there each step walks its prefix in chunks of `_CHUNK`.
 
-On a CUDA GPU (config ``ordered_fold_kernel``, real floats) the steps run in one Pallas
-kernel (`dmljax._ops.fold_kernel`), one lane per run, each lane looping to its own run's
-end. The kernel needs no length order, so that path skips the second sort: its run table
+On a CUDA GPU (config ``ordered_fold_kernel``, real floats; on every platform in Pallas'
+interpret mode with ``ordered_fold_kernel_interpret``, for tests and CPU benchmarks) the steps
+run in one Pallas kernel (`dmljax._ops.fold_kernel`), one lane per run, each lane looping to
+its own run's end. The kernel needs no length order, so that path skips the second sort: its run table
 comes from the sorted targets by an integer prefix count (`_fold_in_kernel`). The lax form
 is its oracle (the same bits) and what every other platform runs.
 
@@ -43,9 +44,6 @@ __all__ = ["combiner", "fold", "run_products", "sort_by_target"]
 
 # Steps of a symbolic number of updates walk the runs still going in chunks of this many.
 _CHUNK = 256
-
-# The platform whose programs fold in the Pallas kernel (tests set "cpu": interpret mode).
-KERNEL_PLATFORM = "cuda"
 
 
 def combiner(reduction: str, like: jax.Array) -> Callable[[jax.Array, jax.Array], jax.Array]:
@@ -152,20 +150,15 @@ def fold(
     su = updates if indices_are_sorted else gather_at(updates, perm)
     f = combiner(reduction, updates)
     by_length = lambda flat, st, su: _fold_by_length(flat, targets, st, su, f)  # noqa: E731
-    if not _kernel_traced(updates.dtype, m):
+    kernel = config.ordered_fold_kernel and fold_kernel.supported(updates.dtype) and concrete_shape((m,))
+    if kernel and config.ordered_fold_kernel_interpret:  # the GPU formulation forced anywhere
+        return _fold_in_kernel(flat, st, su, f, interpret=True)
+    # Pallas lowers Triton only in a process whose default backend is a GPU: a CPU host
+    # exporting for cuda traces the lax form, the same bits.
+    if not (kernel and jax.default_backend() == "gpu"):
         return by_length(flat, st, su)
-    interpret = KERNEL_PLATFORM != "cuda"
-    in_kernel = lambda flat, st, su: _fold_in_kernel(flat, st, su, f, interpret)  # noqa: E731
-    return lax.platform_dependent(flat, st, su, default=by_length, **{KERNEL_PLATFORM: in_kernel})
-
-
-def _kernel_traced(dtype: np.dtype, m: int) -> bool:
-    """Whether the program holds the Pallas kernel (`dmljax._ops.fold_kernel`) for
-    `KERNEL_PLATFORM`, beside the lax form: config ``ordered_fold_kernel``, real floats, a
-    static number of updates, and a process whose default backend is a GPU (Pallas lowers
-    Triton only there: a CPU host exporting for cuda traces the lax form, the same bits)."""
-    here = KERNEL_PLATFORM != "cuda" or jax.default_backend() == "gpu"
-    return bool(config.ordered_fold_kernel and fold_kernel.supported(dtype) and concrete_shape((m,)) and here)
+    in_kernel = lambda flat, st, su: _fold_in_kernel(flat, st, su, f, interpret=False)  # noqa: E731
+    return lax.platform_dependent(flat, st, su, default=by_length, cuda=in_kernel)
 
 
 def _fold_in_kernel(flat: jax.Array, st: jax.Array, su: jax.Array, f: Callable, interpret: bool) -> jax.Array:
