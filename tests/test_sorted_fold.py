@@ -358,6 +358,15 @@ def test_the_kernel_path_sorts_once(kernel_on_the_cpu, reduction):
         assert text.count('"stablehlo.sort"') == (0 if promise else 1)
 
 
+def test_the_kernel_needs_fewer_than_2_31_updates(kernel_on_the_cpu):
+    """The kernel's positions into the updates are int32: 2^31 updates or more take the lax form."""
+    fold = lambda x, t, u: sorted_fold.fold(x, t, u, "add")  # noqa: E731
+    for m, kernel in ((2**31 - 1, True), (2**31, False)):
+        specs = (jax.ShapeDtypeStruct((8,), "float32"), jax.ShapeDtypeStruct((m,), "uint32"))
+        text = str(jax.make_jaxpr(fold)(specs[0], specs[1], jax.ShapeDtypeStruct((m,), "float32")))
+        assert ("pallas_call" in text) == kernel, m
+
+
 def test_the_kernel_lanes_past_a_block():
     """More runs than one block, a run longer than the others, a run of length 0."""
     from dmljax._ops import fold_kernel

@@ -20,7 +20,7 @@ import jax.numpy as jnp
 from jax import lax
 from jax.experimental import pallas as pl
 
-__all__ = ["BLOCK", "UNROLL", "fold_runs", "supported"]
+__all__ = ["BLOCK", "MAX_UPDATES", "UNROLL", "fold_runs", "supported"]
 
 # Lanes (runs) per program: one warp's worth of 32-bit lanes, four times over.
 BLOCK = 128
@@ -29,9 +29,19 @@ BLOCK = 128
 UNROLL = 8
 
 
-def supported(dtype: jax.typing.DTypeLike) -> bool:
-    """Whether the kernel folds ``dtype`` (real floats; complex products stay in the lax form)."""
-    return jnp.issubdtype(dtype, jnp.floating)
+# The kernel's positions into the updates are int32 (Triton's index type).
+MAX_UPDATES = (1 << 31) - 1
+
+
+def supported(dtype: jax.typing.DTypeLike, updates: int) -> bool:
+    """Whether the kernel folds ``updates`` values of ``dtype``: real floats (complex products
+    stay in the lax form), at most `MAX_UPDATES` of them (a static count).
+
+    Examples:
+      >>> supported(jnp.float32, 1 << 20), supported(jnp.complex64, 8), supported(jnp.float32, 1 << 31)
+      (True, False, False)
+    """
+    return bool(jnp.issubdtype(dtype, jnp.floating)) and isinstance(updates, int) and updates <= MAX_UPDATES
 
 
 def fold_runs(

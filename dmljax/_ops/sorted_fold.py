@@ -150,7 +150,7 @@ def fold(
     su = updates if indices_are_sorted else gather_at(updates, perm)
     f = combiner(reduction, updates)
     by_length = lambda flat, st, su: _fold_by_length(flat, targets, st, su, f)  # noqa: E731
-    kernel = config.ordered_fold_kernel and fold_kernel.supported(updates.dtype) and concrete_shape((m,))
+    kernel = config.ordered_fold_kernel and concrete_shape((m,)) and fold_kernel.supported(updates.dtype, m)
     if kernel and config.ordered_fold_kernel_interpret:  # the GPU formulation forced anywhere
         return _fold_in_kernel(flat, st, su, f, interpret=True)
     # Pallas lowers Triton only in a process whose default backend is a GPU: a CPU host

@@ -20,6 +20,7 @@ import onnx_ir as ir
 from jax2onnx.converter import conversion_api as j2o
 from jax2onnx.converter.ir_postprocess import postprocess_ir_model
 
+from dmljax._core.config import config
 from dmljax._core.dtypes import x64_enabled
 from dmljax._core.errors import fail
 from dmljax.onnx import _plugins  # noqa: F401  (registers dmljax's lowerings)
@@ -193,7 +194,8 @@ def export(
     traced = [jax.ShapeDtypeStruct(a.shape, jax.dtypes.canonicalize_dtype(a.dtype)) for a in examples]
     inputs = _check_names("input_names", input_names, len(examples), "input")
     try:
-        closed = jax.make_jaxpr(fn)(*traced)
+        with config.override(ordered_fold_kernel_interpret=False):  # a model holds no Pallas kernel
+            closed = jax.make_jaxpr(fn)(*traced)
     except jax.errors.InconclusiveDimensionOperation as e:
         rule = "have symbolic dimensions that fn's operators accept"
         raise fail("dmljax.onnx.export", "example_args", rule, str(e).split("\n")[0]) from e
