@@ -367,6 +367,23 @@ def test_the_kernel_needs_fewer_than_2_31_updates(kernel_on_the_cpu):
         assert ("pallas_call" in text) == kernel, m
 
 
+def test_onnx_export_with_the_interpreted_kernel_forced(kernel_on_the_cpu):
+    """The option changes what JAX runs, not the model: the export holds ScatterElements."""
+    pytest.importorskip("jax2onnx")
+    pytest.importorskip("onnxruntime")
+    import dmljax.onnx
+    from tests._util import run_onnx
+
+    rng = np.random.default_rng(2)
+    t = targets_for(rng, "hot", 300, 20).astype(np.int64) % 20
+    u, x = order_sensitive(rng, 300, "float32", "add"), order_sensitive(rng, 20, "float32", "add")
+    fn = lambda x, t, u: dmljax.scatter(x, t, u, reduction="add")  # noqa: E731
+    model = dmljax.onnx.export(fn, x, t, u)
+    assert "ScatterElements" in [node.op_type for node in model.graph.node]
+    (got,) = run_onnx(model, x, t, u)
+    assert got.tobytes() == ufunc_at(x, t.astype(np.uint32), u, "add").tobytes()
+
+
 def test_the_kernel_lanes_past_a_block():
     """More runs than one block, a run longer than the others, a run of length 0."""
     from dmljax._ops import fold_kernel
