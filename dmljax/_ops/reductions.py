@@ -14,7 +14,7 @@ values in an order it does not control. Formulations, per platform:
 * Elsewhere (GPU, TPU, symbolic shapes; `off_cpu`): the sorted fold,
   `dmljax._ops.sorted_fold`: a stable sort by target, then each target's run folded left
   to right, each step touching only the runs still going (on a CUDA GPU in one Pallas
-  kernel, `dmljax._ops.fold_kernel`). Cost: O(M log M) for two sorts,
+  kernel, `dmljax._ops.fold_kernel`). Cost: O(M log M) for two sorts (one with the kernel),
   O(M) for the fold, as many sequential steps as the largest number of updates of one
   element; it does not grow with (largest duplicate count) x M.
 * Several devices: `dmljax._ops.ordered_partition` runs one of the two above on every device,

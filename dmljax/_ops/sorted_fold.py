@@ -15,9 +15,9 @@ no static block sizes: there each step walks its prefix in chunks of `_CHUNK`.
 On a CUDA GPU (config ``ordered_fold_kernel``, real floats; on every platform in Pallas'
 interpret mode with ``ordered_fold_kernel_interpret``, for tests and CPU benchmarks) the steps
 run in one Pallas kernel (`dmljax._ops.fold_kernel`), one lane per run, each lane looping to
-its own run's end. The kernel needs no length order, so that path skips the second sort: its run table
-comes from the sorted targets by an integer prefix count (`_fold_in_kernel`). The lax form
-is its oracle (the same bits) and what every other platform runs.
+its own run's end. The kernel needs no length order, so that path skips the second sort:
+its run table comes from the sorted targets by an integer prefix count (`_fold_in_kernel`).
+The lax form is its oracle (the same bits) and what every other platform runs.
 
 `run_products` gives the ``"mul"`` gradient its factors from the same sorted runs:
 each target's product and each update's product of the other updates of its run (no
