@@ -384,6 +384,29 @@ def test_onnx_export_with_the_interpreted_kernel_forced(kernel_on_the_cpu):
     assert got.tobytes() == ufunc_at(x, t.astype(np.uint32), u, "add").tobytes()
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("reduction", ["add", "mul"])
+def test_the_kernel_path_lowers_to_triton_for_cuda(x64, reduction, dtype):
+    """The kernel path (run table, kernel, scatter) as a CUDA GPU compiles it: a Triton call.
+    A plain ``pallas_call`` lowers for Mosaic GPU on jax 0.10, which refused the kernel; this
+    lowers where jax can lower for cuda without a GPU (jax 0.12 wants a GPU or an abstract one)."""
+    rng = np.random.default_rng(1)
+    m, n = 1000, 300
+    t = np.sort(targets_for(rng, "zipf", m, n))
+    f = sorted_fold.combiner(reduction, jnp.zeros(1, np_dtype(dtype)))
+    fold = lambda x, st, su: sorted_fold._fold_in_kernel(x, st, su, f, interpret=False)  # noqa: E731
+    specs = [jax.ShapeDtypeStruct((n,), np_dtype(dtype)), t, jax.ShapeDtypeStruct((m,), np_dtype(dtype))]
+    triton = export.DisabledSafetyCheck.custom_call("__gpu$xla.gpu.triton")
+    try:
+        exported = export.export(jax.jit(fold), platforms=("cuda",), disabled_checks=[triton])(*specs)
+    except RuntimeError as e:
+        if "No supported GPU devices found" in str(e):
+            pytest.skip(f"jax {jax.__version__} lowers for cuda only with a GPU: {str(e)[:60]}")
+        raise
+    text = exported.mlir_module()
+    assert text.count("xla.gpu.triton") == 1 and text.count('"stablehlo.sort"') == 0  # the targets came sorted
+
+
 def test_the_kernel_lanes_past_a_block():
     """More runs than one block, a run longer than the others, a run of length 0."""
     from dmljax._ops import fold_kernel

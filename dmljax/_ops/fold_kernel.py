@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 from jax.experimental import pallas as pl
+from jax.experimental.pallas import triton as pallas_triton
 
 __all__ = ["BLOCK", "MAX_UPDATES", "UNROLL", "fold_runs", "supported"]
 
@@ -82,6 +83,9 @@ def fold_runs(
         grid=(padded // BLOCK,),
         in_specs=[pl.no_block_spec, lane, lane, lane],
         out_specs=lane,
+        # Triton, named: jax 0.10 lowers a plain pallas_call for Mosaic GPU, whose copies take
+        # at most 256 elements along a dimension (the updates here are one whole array).
+        compiler_params=pallas_triton.CompilerParams(),
         interpret=interpret,
     )(updates, pad(run_start.astype(jnp.int32)), pad(run_length.astype(jnp.int32)), pad(acc))
     return out[:r]
