@@ -314,15 +314,18 @@ def test_the_kernel_folds_as_the_loop(kernel_on_the_cpu, x64, reduction, dtype, 
         assert run_combine("sorted fold", x, t, u, reduction).tobytes() == want.tobytes()
 
 
+KERNEL = "dmljax_sorted_fold_kernel"  # the primitive that lowers to the kernel (the lax form in exports)
+
+
 def test_the_kernel_runs_where_the_switch_says(kernel_on_the_cpu):
-    """The kernel is a `pallas_call` in the fold's program; switched off, no `pallas_call`."""
+    """The kernel's primitive is in the fold's program; switched off, it is not."""
     args = (jnp.zeros(8), jnp.array([1, 1, 3], jnp.uint32), jnp.ones(3))
     fold = lambda x, t, u: sorted_fold.fold(x, t, u, "add")  # noqa: E731
-    assert "pallas_call" in str(jax.make_jaxpr(fold)(*args))
+    assert KERNEL in str(jax.make_jaxpr(fold)(*args))
     with dmljax.config.override(ordered_fold_kernel=False):
-        assert "pallas_call" not in str(jax.make_jaxpr(fold)(*args))
+        assert KERNEL not in str(jax.make_jaxpr(fold)(*args))
     complex_args = (jnp.zeros(8, jnp.complex64), args[1], jnp.ones(3, jnp.complex64))
-    assert "pallas_call" not in str(jax.make_jaxpr(fold)(*complex_args))  # complex: the lax form
+    assert KERNEL not in str(jax.make_jaxpr(fold)(*complex_args))  # complex: the lax form
 
 
 @pytest.mark.parametrize("n", [1, 5, 300, 5000])
@@ -364,7 +367,7 @@ def test_the_kernel_needs_fewer_than_2_31_updates(kernel_on_the_cpu):
     for m, kernel in ((2**31 - 1, True), (2**31, False)):
         specs = (jax.ShapeDtypeStruct((8,), "float32"), jax.ShapeDtypeStruct((m,), "uint32"))
         text = str(jax.make_jaxpr(fold)(specs[0], specs[1], jax.ShapeDtypeStruct((m,), "float32")))
-        assert ("pallas_call" in text) == kernel, m
+        assert (KERNEL in text) == kernel, m
 
 
 def test_onnx_export_with_the_interpreted_kernel_forced(kernel_on_the_cpu):
@@ -405,6 +408,24 @@ def test_the_kernel_path_lowers_to_triton_for_cuda(x64, reduction, dtype):
         raise
     text = exported.mlir_module()
     assert text.count("xla.gpu.triton") == 1 and text.count('"stablehlo.sort"') == 0  # the targets came sorted
+
+
+@pytest.mark.parametrize("reduction", ["add", "mul"])
+def test_serialized_programs_fold_in_the_lax_form(kernel_on_the_cpu, reduction):
+    """`jax.export` refuses a Triton call (no compatibility guarantee): a program lowered for
+    an export folds in the lax form (two sorts), one lowered for `jit` in the kernel (one)."""
+    rng = np.random.default_rng(9)
+    t = targets_for(rng, "hot", 400, 30)
+    u, x = order_sensitive(rng, 400, "float32", reduction), order_sensitive(rng, 30, "float32", reduction)
+    f = jax.jit(lambda x, t, u: combine(x, t, u, reduction))
+    with dmljax.config.override(cpu_ordered_scatter=False):
+        exported = export.export(f)(x, t, u)
+        jitted = f.lower(x, t, u).as_text()
+    text = exported.mlir_module()
+    assert text.count('"stablehlo.sort"') == 2 and "triton" not in text
+    assert jitted.count('"stablehlo.sort"') == 1
+    restored = export.deserialize(exported.serialize())
+    assert np.asarray(restored.call(x, t, u)).tobytes() == ufunc_at(x, t, u, reduction).tobytes()
 
 
 def test_the_kernel_lanes_past_a_block():

@@ -26,12 +26,16 @@ division), both differentiable again (second order).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import jax
+import jax.extend
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
+from jax.interpreters import batching, mlir
 
 from dmljax._core.config import config
 from dmljax._core.dtypes import x64_enabled
@@ -149,16 +153,60 @@ def fold(
     st, perm = sort_by_target(targets, indices_are_sorted, n)
     su = updates if indices_are_sorted else gather_at(updates, perm)
     f = combiner(reduction, updates)
-    by_length = lambda flat, st, su: _fold_by_length(flat, targets, st, su, f)  # noqa: E731
+    by_length = lambda flat, st, su: _fold_by_length(flat, st, su, f)  # noqa: E731
     kernel = config.ordered_fold_kernel and concrete_shape((m,)) and fold_kernel.supported(updates.dtype, m)
     if kernel and config.ordered_fold_kernel_interpret:  # the GPU formulation forced anywhere
-        return _fold_in_kernel(flat, st, su, f, interpret=True)
+        return _kernel_fold_p.bind(flat, st, su, reduction=reduction, interpret=True)
     # Pallas lowers Triton only in a process whose default backend is a GPU: a CPU host
     # exporting for cuda traces the lax form, the same bits.
     if not (kernel and jax.default_backend() == "gpu"):
         return by_length(flat, st, su)
-    in_kernel = lambda flat, st, su: _fold_in_kernel(flat, st, su, f, interpret=False)  # noqa: E731
+    in_kernel = functools.partial(_kernel_fold_p.bind, reduction=reduction, interpret=False)
     return lax.platform_dependent(flat, st, su, default=by_length, cuda=in_kernel)
+
+
+def _kernel_fold_lowering(
+    ctx: mlir.LoweringRuleContext, flat: Any, st: Any, su: Any, *, reduction: str, interpret: bool
+) -> Sequence[Any]:
+    """`_fold_in_kernel`, except in a program lowered for `jax.export`: there the lax form.
+
+    An exported program must hold only custom calls with compatibility guarantees, which a
+    Triton kernel has not (`jax.export` refuses it), so a serialized program folds in the
+    lax form: the same bits, portable, slower for long runs. Only a lowering knows it is
+    for an export (its lowering parameters); the trace is the same as `jit`'s."""
+    f = lax.add if reduction == "add" else lax.mul
+    params = getattr(ctx.module_context, "lowering_parameters", None)
+    if getattr(params, "for_export", False):
+        impl = functools.partial(_fold_by_length, f=f)
+    else:
+        impl = functools.partial(_fold_in_kernel, f=f, interpret=interpret)
+    return mlir.lower_fun(impl, multiple_results=False)(ctx, flat, st, su)
+
+
+def _kernel_fold_batch(args: Sequence[jax.Array], dims: Sequence[int | None], **params: Any) -> tuple[jax.Array, int]:
+    """vmap: the rows as one fold of the concatenated rows, targets offset by row. Each row's
+    targets stay contiguous runs (dropped ones, at each row's end, are dropped), which is all
+    the folds need of them."""
+    size = next(x.shape[d] for x, d in zip(args, dims, strict=True) if d is not None)
+    flat, st, su = (
+        jnp.broadcast_to(x, (size, *x.shape)) if d is None else jnp.moveaxis(x, d, 0)
+        for x, d in zip(args, dims, strict=True)
+    )
+    n, m = flat.shape[1], st.shape[1]
+    if size * n >= np.iinfo(st.dtype).max or not fold_kernel.supported(su.dtype, size * m):
+        return lax.map(lambda row: _kernel_fold_p.bind(*row, **params), (flat, st, su)), 0
+    rows = lax.broadcasted_iota(st.dtype, st.shape, 0)
+    offset = jnp.where(st < n, st + rows * np.asarray(n, st.dtype), np.asarray(size * n, st.dtype))
+    out = _kernel_fold_p.bind(flat.reshape(-1), offset.reshape(-1), su.reshape(-1), **params)
+    return out.reshape(size, n), 0
+
+
+# The fold with its steps in the Pallas kernel, the lax form in exports (`_kernel_fold_lowering`).
+_kernel_fold_p = jax.extend.core.Primitive("dmljax_sorted_fold_kernel")
+_kernel_fold_p.def_abstract_eval(lambda flat, st, su, **_: flat.update(weak_type=False))
+_kernel_fold_p.def_impl(lambda *args, **params: jax.jit(functools.partial(_kernel_fold_p.bind, **params))(*args))
+mlir.register_lowering(_kernel_fold_p, _kernel_fold_lowering)
+batching.primitive_batchers[_kernel_fold_p] = _kernel_fold_batch
 
 
 def _fold_in_kernel(flat: jax.Array, st: jax.Array, su: jax.Array, f: Callable, interpret: bool) -> jax.Array:
@@ -190,7 +238,7 @@ def _fold_in_kernel(flat: jax.Array, st: jax.Array, su: jax.Array, f: Callable, 
     return scatter_at(flat, run_target, acc, unique=True)
 
 
-def _fold_by_length(flat: jax.Array, targets: jax.Array, st: jax.Array, su: jax.Array, f: Callable) -> jax.Array:
+def _fold_by_length(flat: jax.Array, st: jax.Array, su: jax.Array, f: Callable) -> jax.Array:
     """The fold's lax form: runs ordered by length, longest first, the steps in `_block_step`'s
     levels (`_chunk_step`'s chunks for a symbolic number of updates)."""
     m, n = st.shape[0], flat.shape[0]
@@ -198,7 +246,7 @@ def _fold_by_length(flat: jax.Array, targets: jax.Array, st: jax.Array, su: jax.
     dump = size_scalar(n, st.dtype)
     start, _ = _boundaries(st)
     # Run lengths from a count per target (an integer scatter-add: exact in any order).
-    counts = scatter_at(jnp.zeros((n,), pos_dtype), targets, jnp.ones((m,), pos_dtype), "add")
+    counts = scatter_at(jnp.zeros((n,), pos_dtype), st, jnp.ones((m,), pos_dtype), "add")
     length = jnp.where(start & (st < dump), gather_at(counts, st), 0).astype(pos_dtype)
     # Runs, longest first (positions that start no run, or a dropped one, have length 0: last).
     size = size_scalar(m, pos_dtype)
