@@ -17,7 +17,9 @@ interpret mode with ``ordered_fold_kernel_interpret``, for tests and CPU benchma
 run in one Pallas kernel (`dmljax._ops.fold_kernel`), one lane per run, each lane looping to
 its own run's end. The kernel needs no length order, so that path skips the second sort:
 its run table comes from the sorted targets by an integer prefix count (`_fold_in_kernel`).
-The lax form is its oracle (the same bits) and what every other platform runs.
+The lax form is its oracle (the same bits) and what every other platform runs. The kernel
+path is a primitive (`_kernel_fold_p`) whose lowering takes the lax form in a program
+lowered for `jax.export`, which refuses a Triton call.
 
 `run_products` gives the ``"mul"`` gradient its factors from the same sorted runs:
 each target's product and each update's product of the other updates of its run (no
