@@ -245,6 +245,30 @@ def test_vmap_of_jvp_and_jvp_of_vmap(reduction, formulation):
         np.testing.assert_array_equal(outs["vmap(jvp)"][1], want)
 
 
+def test_vmap_of_the_add_with_unbatched_or_symbolic_operands():
+    """The ordered add's batching rule: only the input batched (the updates shared by every
+    row), and under `jax.export` with symbolic sizes (no static offsets: row by row)."""
+    rng = np.random.default_rng(15)
+    b, m, n = 3, 200, 9
+    t = targets_for(rng, "hot", m, n).astype(np.int64) % n
+    x = np.stack([order_sensitive(rng, n, "float32", "add") for _ in range(b)])
+    u = order_sensitive(rng, m, "float32", "add")
+    want = np.stack([ufunc_at(x[r], t.astype(np.uint32), u, "add") for r in range(b)])
+
+    def add(x, t, u):
+        return dmljax.scatter(x, t, u, reduction="add")
+
+    with dmljax.config.override(cpu_ordered_scatter=False):
+        np.testing.assert_array_equal(jax.vmap(add, (0, None, None))(x, t, u), want)
+        sizes = export.symbolic_shape("b, n, m")
+        rows, rows_of_updates = sizes[:2], sizes[::2]  # (b, n), (b, m)
+        specs = [jax.ShapeDtypeStruct(rows, jnp.float32), jax.ShapeDtypeStruct(rows_of_updates, jnp.int32)]
+        specs.append(jax.ShapeDtypeStruct(rows_of_updates, jnp.float32))
+        exported = export.export(jax.jit(jax.vmap(add)))(*specs)
+    got = exported.call(x, np.broadcast_to(t, (b, m)).astype(np.int32), np.broadcast_to(u, (b, m)))
+    np.testing.assert_array_equal(got, want)
+
+
 # ----- complex mul: each product rounded on its own, as ONNX's reference loop -------------
 
 
