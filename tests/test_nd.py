@@ -1,5 +1,6 @@
 """gather_nd and scatter_nd (ONNX GatherND, ScatterND): ONNX's cases, oracle, modes, reductions, transforms, errors."""
 
+import functools
 import importlib
 import re
 import warnings
@@ -292,6 +293,43 @@ def test_float_add_lowers_to_no_combining_scatter_off_the_cpu(program, platform,
     When it fails, read docs/design/ordered-reductions.md.
     """
     scatters = _scatters(jax.jit(REDUCING_PROGRAMS[program]), platform, jnp.dtype(dtype))
+    element = {"float32": "tensor<f32>", "bfloat16": "tensor<bf16>", "float16": "tensor<f16>"}[dtype]
+    assert any(element in s for s in scatters), scatters
+    for scatter in scatters:
+        if element in scatter:
+            assert "stablehlo.add" not in scatter and "stablehlo.mul" not in scatter, scatter
+
+
+def _jvp_of(op):
+    """``(x, i, u) -> jax.jvp`` of ``op(x, i, u)`` in ``x`` and ``u`` (tangents: the primals)."""
+    return lambda x, i, u: jax.jvp(lambda x, u: op(x, i, u), (x, u), (x, u))
+
+
+JVP_PROGRAMS = {
+    f"jvp {name} {reduction}": _jvp_of(functools.partial(op, reduction=reduction))
+    for name, op in {
+        "scatter": lambda x, i, u, reduction: dmljax.scatter(x, i, u, reduction=reduction),
+        "scatter_nd": lambda x, i, u, reduction: dmljax.scatter_nd(x, i[:, None], u, reduction=reduction),
+        "segment": lambda x, i, u, reduction: (
+            x + getattr(dmljax, {"add": "segment_sum", "mul": "segment_prod"}[reduction])(u, i, num_segments=4)
+        ),
+    }.items()
+    for reduction in ("add", "mul")
+}
+
+
+@pytest.mark.hlo
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+@pytest.mark.parametrize("platform", ["cuda", "tpu"])
+@pytest.mark.parametrize("program", JVP_PROGRAMS)
+def test_float_add_tangents_lower_to_no_combining_scatter_off_the_cpu(program, platform, dtype):
+    """Forward mode too: the JVP programs' tangents sum the updates in the loop's order (the
+    ordered add is a primitive whose tangent is itself), so off the CPU no float scatter
+    adds or multiplies and ``jax.jvp``/``jax.jacfwd`` repeat bit for bit on a GPU.
+
+    When it fails, read docs/design/ordered-reductions.md ("Forward mode").
+    """
+    scatters = _scatters(jax.jit(JVP_PROGRAMS[program]), platform, jnp.dtype(dtype))
     element = {"float32": "tensor<f32>", "bfloat16": "tensor<bf16>", "float16": "tensor<f16>"}[dtype]
     assert any(element in s for s in scatters), scatters
     for scatter in scatters:

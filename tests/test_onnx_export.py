@@ -504,6 +504,28 @@ def test_a_gradient_that_needs_a_scatter_reduction_names_the_opset():
     assert "ScatterElements" in node_types(model)
 
 
+@pytest.mark.parametrize("reduction", ["add", "mul"])
+def test_forward_mode_tangents_of_add_and_mul_reductions_export(reduction):
+    """``jax.jvp`` of a scatter add/mul: its tangent sums the updates with dmljax's ordered-add
+    primitive (outside any operator marker), exported as a ScatterElements ``add``, which ONNX
+    defines in the updates' order: the add's tangent is ``np.add.at`` of the tangents, bit for bit."""
+    x, dx = np.array([0.5, 2.0, -1.0, 3.0], F32), np.array([1.0, -2.0, 0.5, 0.25], F32)
+    u, du = np.array([1.5, 2.0, -0.5, 1.25, 3.0], F32), np.array([1e8, 1.0, -1e8, 7.0, 0.5], F32)
+    at = np.array([1, 3, 1, 1, 0], np.int32)
+
+    def tangent(x, u, dx, du):
+        return jax.jvp(lambda x, u: dmljax.scatter(x, at, u, reduction=reduction), (x, u), (dx, du))[1]
+
+    model = dmljax.onnx.export(tangent, x, u, dx, du, opset=18)
+    assert "ScatterElements" in node_types(model), node_types(model)
+    (got,) = run(model, x, u, dx, du)
+    if reduction == "add":
+        want = dx.copy()
+        np.add.at(want, at, du)
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_allclose(got, np.asarray(jax.jit(tangent)(x, u, dx, du)), rtol=1e-6)
+
+
 @pytest.mark.parametrize("mode", ["clip", "fill", "promise_in_bounds"])
 def test_elementwise_lax_gather_and_scatter_keep_lax_index_semantics(mode):
     """A negative index is out of range for lax (not counted from the end); under promise_in_bounds

@@ -6,6 +6,7 @@ here with ``cpu_ordered_scatter=False``), the old rounds (``ordered_rounds``, th
 oracle) and, with several devices, the replicated partitioned program.
 """
 
+import re
 import textwrap
 
 import jax
@@ -139,6 +140,133 @@ def test_vmap_of_the_sorted_fold(reduction, kernel):
         out = jax.vmap(lambda x, t, u: dmljax.scatter(x, t, u, reduction=reduction))(x, t, u)
     loop = [ufunc_at(x[b], t[b].astype(np.uint32), u[b], reduction) for b in range(3)]
     np.testing.assert_array_equal(out, np.stack(loop))
+
+
+# ----- forward mode: the tangents combine in the loop's order too ------------------------
+
+
+def _combining_float_scatters(f, *args):
+    """The float scatters of ``f``'s compiled program that add or multiply (XLA CPU's own order)."""
+    hlo = jax.jit(f).lower(*args).as_text()
+    scatters = re.findall(r"stablehlo\.scatter\".*?\}\) :", hlo, flags=re.S)
+    return [s for s in scatters if re.search(r"tensor<(f|bf)\d+>", s) and re.search(r"stablehlo\.(add|mul)", s)]
+
+
+@pytest.mark.parametrize("formulation", FORMULATIONS)
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_jvp_of_the_add_is_the_add_of_the_tangents(formulation, dtype):
+    """The add is linear in (x, u), so ``jax.jvp``'s tangent is the add of the tangents,
+    ``np.add.at(dx, t, du)``, bit for bit, eager and jitted, on order-sensitive tangents.
+    Off the XLA CPU scatter (``cpu_ordered_scatter=False``: the sorted fold, what a GPU runs)
+    the tangent holds no float scatter that adds (XLA's order, a GPU's atomics): it is the
+    same fold as the primal's."""
+    rng = np.random.default_rng(12)
+    m, n = 700, 37
+    t = targets_for(rng, "hot", m, n)
+    x, u = order_sensitive(rng, n, dtype, "add"), order_sensitive(rng, m, dtype, "add")
+    dx, du = order_sensitive(rng, n, dtype, "add"), order_sensitive(rng, m, dtype, "add")
+    want = ufunc_at(dx, t, du, "add")
+    assert not np.array_equal(want, ufunc_at(dx, t[::-1], du[::-1], "add"))  # the order shows
+
+    def tangent(x, u, dx, du):
+        return jax.jvp(lambda x, u: combine(x, jnp.asarray(t), u, "add"), (x, u), (dx, du))[1]
+
+    with dmljax.config.override(**FORMULATIONS[formulation]):
+        for got in (tangent(x, u, dx, du), jax.jit(tangent)(x, u, dx, du)):
+            np.testing.assert_array_equal(np.asarray(got).view(np.uint8), want.view(np.uint8))
+        if formulation != "cpu scatter":
+            assert _combining_float_scatters(tangent, x, u, dx, du) == []
+
+
+@pytest.mark.parametrize("formulation", ["cpu scatter", "sorted fold"])
+def test_forward_and_reverse_jacobians_of_the_add(formulation):
+    """``jax.jacfwd`` equals ``jax.jacrev`` exactly (0/1 matrices: the update's target, the
+    input's own element; dropped updates none), and ``jax.grad`` is the cotangent for the
+    input and the cotangent at each update's target (0 where dropped), as NumPy computes it.
+    Off the XLA CPU scatter ``jax.jacfwd``'s program holds no float scatter that adds."""
+    rng = np.random.default_rng(13)
+    n, m = 7, 30
+    x, u = order_sensitive(rng, n, "float32", "add"), order_sensitive(rng, m, "float32", "add")
+    i = rng.integers(-n, n + 3, m)  # some out of range: dropped (mode="drop")
+    w = order_sensitive(rng, n, "float32", "add")
+
+    def f(x, u):
+        return dmljax.scatter(x, i, u, reduction="add", mode="drop")
+
+    with dmljax.config.override(**FORMULATIONS[formulation]):
+        forward, reverse = jax.jacfwd(f, (0, 1))(x, u), jax.jacrev(f, (0, 1))(x, u)
+        grad = jax.jit(jax.grad(lambda x, u: jnp.sum(f(x, u) * w), (0, 1)))(x, u)
+        if formulation == "sorted fold":
+            assert _combining_float_scatters(jax.jacfwd(f, (0, 1)), x, u) == []
+    kept = (i >= -n) & (i < n)
+    target = np.where(kept, i % n, n)
+    want_u = (np.arange(n)[:, None] == target[None, :]).astype(np.float32)
+    for got, want in zip(forward, (np.eye(n, dtype=np.float32), want_u), strict=True):
+        np.testing.assert_array_equal(got, want)
+    for got, want in zip(reverse, forward, strict=True):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(grad[0], w)
+    np.testing.assert_array_equal(grad[1], np.where(kept, w[np.minimum(target, n - 1)], 0).astype(np.float32))
+
+
+@pytest.mark.parametrize("formulation", ["cpu scatter", "sorted fold"])
+@pytest.mark.parametrize("reduction", ["add", "mul"])
+def test_vmap_of_jvp_and_jvp_of_vmap(reduction, formulation):
+    """Batched tangents: ``vmap(jvp)`` and ``jvp(vmap)`` of an add or mul reduction give every
+    row's tangent as the row alone does (the add's: ``np.add.at`` on the row's tangents);
+    off the XLA CPU scatter their programs hold no float scatter that adds or multiplies."""
+    rng = np.random.default_rng(14)
+    b, m, n = 3, 200, 9
+    t = np.stack([targets_for(rng, "hot", m, n) for _ in range(b)]).astype(np.int64) % n
+    x, dx = (np.stack([order_sensitive(rng, n, "float32", reduction) for _ in range(b)]) for _ in range(2))
+    u, du = (np.stack([order_sensitive(rng, m, "float32", reduction) for _ in range(b)]) for _ in range(2))
+
+    def jvp(x, t, u, dx, du):
+        return jax.jvp(lambda x, u: dmljax.scatter(x, t, u, reduction=reduction), (x, u), (dx, du))
+
+    def batched_jvp(x, t, u, dx, du):
+        return jax.jvp(
+            jax.vmap(lambda x, t, u: dmljax.scatter(x, t, u, reduction=reduction)),
+            (x, t, u),
+            (dx, np.zeros(t.shape, jax.dtypes.float0), du),
+        )
+
+    with dmljax.config.override(**FORMULATIONS[formulation]):
+        rows = [jvp(x[r], t[r], u[r], dx[r], du[r]) for r in range(b)]
+        outs = {"vmap(jvp)": jax.vmap(jvp)(x, t, u, dx, du), "jvp(vmap)": batched_jvp(x, t, u, dx, du)}
+        if formulation == "sorted fold":
+            for f in (jax.vmap(jvp), batched_jvp):
+                assert _combining_float_scatters(f, x, t, u, dx, du) == []
+    for name, (primal, tangent) in outs.items():
+        np.testing.assert_array_equal(primal, np.stack([r[0] for r in rows]), err_msg=name)
+        np.testing.assert_array_equal(tangent, np.stack([r[1] for r in rows]), err_msg=name)
+    if reduction == "add":
+        want = np.stack([ufunc_at(dx[r], t[r].astype(np.uint32), du[r], "add") for r in range(b)])
+        np.testing.assert_array_equal(outs["vmap(jvp)"][1], want)
+
+
+def test_vmap_of_the_add_with_unbatched_or_symbolic_operands():
+    """The ordered add's batching rule: only the input batched (the updates shared by every
+    row), and under `jax.export` with symbolic sizes (no static offsets: row by row)."""
+    rng = np.random.default_rng(15)
+    b, m, n = 3, 200, 9
+    t = targets_for(rng, "hot", m, n).astype(np.int64) % n
+    x = np.stack([order_sensitive(rng, n, "float32", "add") for _ in range(b)])
+    u = order_sensitive(rng, m, "float32", "add")
+    want = np.stack([ufunc_at(x[r], t.astype(np.uint32), u, "add") for r in range(b)])
+
+    def add(x, t, u):
+        return dmljax.scatter(x, t, u, reduction="add")
+
+    with dmljax.config.override(cpu_ordered_scatter=False):
+        np.testing.assert_array_equal(jax.vmap(add, (0, None, None))(x, t, u), want)
+        sizes = export.symbolic_shape("b, n, m")
+        rows, rows_of_updates = sizes[:2], sizes[::2]  # (b, n), (b, m)
+        specs = [jax.ShapeDtypeStruct(rows, jnp.float32), jax.ShapeDtypeStruct(rows_of_updates, jnp.int32)]
+        specs.append(jax.ShapeDtypeStruct(rows_of_updates, jnp.float32))
+        exported = export.export(jax.jit(jax.vmap(add)))(*specs)
+    got = exported.call(x, np.broadcast_to(t, (b, m)).astype(np.int32), np.broadcast_to(u, (b, m)))
+    np.testing.assert_array_equal(got, want)
 
 
 # ----- complex mul: each product rounded on its own, as ONNX's reference loop -------------

@@ -30,10 +30,14 @@ replaces, a NaN value gives way, the later of equal values wins) in an order-fre
 `dmljax._ops.extremal`.
 Figures, the evidence and the alternatives measured: docs/design/ordered-reductions.md.
 
-Gradients: ``"add"`` passes the cotangent to the input and to every update;
+Gradients: the float ``"add"`` is the linear primitive of `dmljax._ops.ordered_add`, whose
+tangent is itself on the tangents (forward mode combines in the loop's order too, bit for
+bit on every platform); its transpose passes the cotangent to the input and to every update
+(0 to a dropped one);
 ``"mul"`` gives ``d x = g * prod(u)`` and ``d u_i = g * x * prod(u_j, j != i)`` (no
 division: exclusive products within each target's run, from the sorted runs, so they
-differentiate again: second order works); float ``"max"``/``"min"`` give the whole
+differentiate again: second order works; the tangent's sum over the updates is the ordered
+add); float ``"max"``/``"min"`` give the whole
 cotangent to the element the result is taken from (`dmljax._ops.extremal`), integer ones
 have none.
 """
@@ -52,6 +56,7 @@ from dmljax._core.platform import concrete_shape, cpu_or_plain, one_device_shape
 from dmljax._ops import ordered_partition, sorted_fold
 from dmljax._ops.extremal import combine_extremal
 from dmljax._ops.indices import position_dtype, size_scalar
+from dmljax._ops.ordered_add import define_formulation, ordered_add
 from dmljax._ops.positions import gather_at, scatter_at
 
 __all__ = [
@@ -109,6 +114,8 @@ def combine(
         return combine_extremal(flat, targets, updates, reduction)
     if reduction in ("max", "min") or not jnp.issubdtype(flat.dtype, jnp.inexact):  # bfloat16 included
         return _unordered(flat, targets, updates, reduction)
+    if reduction == "add":  # linear: a primitive of its own, whose tangent is itself
+        return ordered_add(flat, targets, updates, indices_are_sorted)
     return _ordered(flat, targets, updates, reduction, indices_are_sorted)
 
 
@@ -155,13 +162,24 @@ def in_order(
     return cpu_or_plain(scatter, plain, flat, targets, updates)
 
 
+@define_formulation
+def _ordered_add(
+    flat: jax.Array, targets: jax.Array, updates: jax.Array, indices_are_sorted: bool, replicated: bool
+) -> jax.Array:
+    """The formulation `dmljax._ops.ordered_add`'s primitives lower to (read when they are lowered):
+    `in_order`, through `dmljax._ops.ordered_partition` when ``replicated``."""
+    if replicated:
+        return ordered_partition.replicated(in_order, "add", indices_are_sorted, flat, targets, updates)
+    return in_order(flat, targets, updates, "add", indices_are_sorted, one_device=True)
+
+
 @functools.partial(jax.custom_jvp, nondiff_argnums=(3, 4))
 def _ordered(
     flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str, indices_are_sorted: bool
 ) -> jax.Array:
-    """`in_order`; in a process with several devices (concrete shapes, config
+    """The ordered ``"mul"``: `in_order`; in a process with several devices (concrete shapes, config
     ``ordered_replicated_partitions``) through `dmljax._ops.ordered_partition`, whose
-    partitioned program runs it on replicated operands."""
+    partitioned program runs it on replicated operands. Its product rule: `_ordered_jvp`."""
     if config.ordered_replicated_partitions and jax.device_count() > 1 and concrete_shape(flat.shape + targets.shape):
         return ordered_partition.replicated(in_order, reduction, indices_are_sorted, flat, targets, updates)
     return in_order(flat, targets, updates, reduction, indices_are_sorted, one_device=True)
@@ -201,9 +219,7 @@ def _ordered_jvp(reduction: str, indices_are_sorted: bool, primals: tuple, tange
     flat, targets, updates = primals
     d_flat, _, d_updates = tangents
     out = _ordered(flat, targets, updates, reduction, indices_are_sorted)
-    if reduction == "add":
-        return out, scatter_at(d_flat, targets, d_updates, "add")
     product, others = sorted_fold.run_products(flat.shape[0], targets, updates, indices_are_sorted)
     x = gather_at(flat, targets)
-    tangent = d_flat * product + scatter_at(jnp.zeros_like(flat), targets, d_updates * others * x, "add")
-    return out, tangent
+    # the sum over each target's updates in the loop's order (the ordered add): repeatable on every platform
+    return out, ordered_add(d_flat * product, targets, d_updates * others * x, indices_are_sorted)

@@ -4,6 +4,9 @@
 
 * calls (``jit``/``pjit``, ``closed_call``, ``custom_jvp_call``, ``custom_vjp_call``,
   ``checkpoint``) are inlined, so markers inside jitted functions are reached;
+* the ordered float add's primitive (`dmljax._ops.ordered_add`; outside a marker in a
+  ``jax.jvp``) becomes a lax scatter-add, so a ScatterElements ``add``, which ONNX defines
+  in the updates' order;
 * each operator marker (`dmljax._core.markers`) becomes the operator's export-only
   primitive (`dmljax.onnx._primitives`) applied to the operator's inputs only, so the
   implementation that computed the marked value is dead and removed (DCE); a float16/
@@ -41,6 +44,8 @@ from jax._src.lax import slicing
 
 from dmljax._core.errors import fail
 from dmljax._core.markers import MARK_P
+from dmljax._ops.ordered_add import PRIMITIVES as ORDERED_ADDS
+from dmljax._ops.positions import scatter_at
 from dmljax.onnx._elementwise import (
     elementwise_gather,
     elementwise_scatter,
@@ -393,6 +398,10 @@ def _eval(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
             closed = sub if isinstance(sub, jax.extend.core.ClosedJaxpr) else None
             inner = closed.jaxpr if closed is not None else sub
             outs = _eval(inner, list(closed.consts) if closed is not None else [], invals)
+        elif eqn.primitive in ORDERED_ADDS:  # a scatter-add: ScatterElements "add", in the updates' order
+            specs = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in eqn.invars]
+            closed = jax.make_jaxpr(lambda x, t, u: scatter_at(x, t, u, "add"))(*specs)
+            outs = _eval(closed.jaxpr, list(closed.consts), invals)
         elif eqn.primitive.name == "platform_index":
             outs = [_platform_index(eqn.params["platforms"])]
         elif eqn.primitive.name in _CONTROL:
