@@ -8,6 +8,8 @@ fill_value_sequence), independent of dmljax's code.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 import dmljax
@@ -57,7 +59,13 @@ def check_depth_space() -> str:
 
 
 # DML_PADDING_MODE -> np.pad's mode (REFLECTION leaves the edge out, SYMMETRIC repeats it).
-_NP_PAD = {"constant": "constant", "edge": "edge", "reflection": "reflect", "symmetric": "symmetric", "wrap": "wrap"}
+_NP_PAD: dict[str, Any] = {
+    "constant": "constant",
+    "edge": "edge",
+    "reflection": "reflect",
+    "symmetric": "symmetric",
+    "wrap": "wrap",
+}
 
 
 def check_tile_pad() -> str:
@@ -68,9 +76,9 @@ def check_tile_pad() -> str:
     start, end = (1, 0, 2), (2, 3, 1)
     widths = tuple(zip(start, end, strict=True))
     for mode, np_mode in _NP_PAD.items():
-        value = {"constant_values": 1.5} if mode == "constant" else {}
-        got = np.asarray(dmljax.pad(x, start, end, mode, value.get("constant_values", 0)))
-        if not np.array_equal(got, np.pad(x, widths, mode=np_mode, **value)):
+        kwargs: dict[str, Any] = {"constant_values": 1.5} if mode == "constant" else {}
+        got = np.asarray(dmljax.pad(x, start, end, mode, kwargs.get("constant_values", 0)))
+        if not np.array_equal(got, np.pad(x, widths, mode=np_mode, **kwargs)):
             raise AssertionError(f"pad {mode} differs from np.pad(mode={np_mode!r})")
     return f"tile = np.tile; pad {', '.join(_NP_PAD)} = np.pad"
 
@@ -107,10 +115,10 @@ def check_fill_value_sequence() -> str:
     """The page's loop (``value += delta`` in the output's type) in NumPy: float32 bit for bit, uint8 wraps."""
     for dtype, start, delta in ((np.float32, 0.1, 0.1), (np.int32, -7, 3), (np.uint8, 3, -2)):
         expected = np.empty(300, dtype)
-        value = np.asarray(start, dtype)
+        value: Any = dtype(start)
         for i in range(300):
             expected[i] = value
-            value = (value.astype(np.int64) + delta).astype(dtype) if dtype is np.uint8 else value + dtype(delta)
+            value = dtype((int(value) + delta) % 256) if dtype is np.uint8 else value + dtype(delta)
         got = np.asarray(dmljax.fill_value_sequence((3, 100), dtype, start, delta)).ravel()
         if not np.array_equal(got, expected):
             raise AssertionError(f"fill_value_sequence {np.dtype(dtype)} differs from the page's loop")

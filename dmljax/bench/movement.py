@@ -136,19 +136,25 @@ def _tile_pad_cases(x: np.ndarray) -> list[Case]:
     )
     rows = min(1, x.shape[0] - 1)  # reflection needs more rows than it pads
     start, end = (rows, 16), (rows, 16)
-    widths = tuple(zip(start, end, strict=True))
     padded = (x.shape[0] + 2 * rows) * (x.shape[1] + 32) * 4
-    for mode, np_mode in PADDING_MODES.items():
-        extra = {"constant_values": 0.5} if mode == "constant" else {}
-        value = extra.get("constant_values", 0)
-        ops = {
-            "dmljax": lambda v, m=mode, z=value: dmljax.pad(v, start, end, m, z),
-            "jnp": lambda v, m=np_mode, e=extra: jnp.pad(v, widths, mode=m, **e),
-        }
-        numpy_fn = lambda v, m=np_mode, e=extra: np.pad(v, widths, mode=m, **e)  # noqa: E731
+    for mode in PADDING_MODES:
+        pad_ops, numpy_fn = _pad_ops(mode, start, end)
         name = f"pad {mode} {start}+{end} {x.shape}"
-        out += op_cases(GROUP, name, x.nbytes + padded, (x,), ops, numpy_fn, backward=mode == "reflection")
+        out += op_cases(GROUP, name, x.nbytes + padded, (x,), pad_ops, numpy_fn, backward=mode == "reflection")
     return out
+
+
+def _pad_ops(mode: str, start: tuple[int, ...], end: tuple[int, ...]) -> tuple[dict[str, Callable], Callable]:
+    """dmljax's pad in ``mode`` (constant: 0.5) and ``jnp.pad`` in the same mode; ``np.pad``'s."""
+    widths = tuple(zip(start, end, strict=True))
+    kwargs: dict[str, Any] = {"mode": PADDING_MODES[mode]}
+    if mode == "constant":
+        kwargs["constant_values"] = 0.5
+    ops = {
+        "dmljax": lambda v: dmljax.pad(v, start, end, mode, kwargs.get("constant_values", 0)),
+        "jnp": lambda v: jnp.pad(v, widths, **kwargs),
+    }
+    return ops, lambda v: np.pad(v, widths, **kwargs)
 
 
 def _join_split_cases(x: np.ndarray) -> list[Case]:

@@ -39,7 +39,7 @@ def _nonzero_jnp(x: jax.Array) -> tuple[jax.Array, jax.Array]:
     return jnp.count_nonzero(x).astype(np.int32), coordinates
 
 
-def _nonzero_np(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _nonzero_np(x: np.ndarray) -> tuple[np.int32, np.ndarray]:
     found = np.argwhere(x)
     coordinates = np.zeros((x.size, x.ndim), np.int32)
     coordinates[: len(found)] = found
