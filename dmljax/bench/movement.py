@@ -11,6 +11,8 @@ same mode, ``jnp.concatenate``, ``jnp.split``, advanced indexing for
   docs/design/fill-value-sequence.md); its reference ``jnp start+delta*iota (other bits)``
   is the closed form, which computes other bits; ``numpy cumsum`` (sequential, in float32)
   computes the loop's bits. The int32 sequence is the closed form in both.
+  Off the CPU it runs at 256 KiB at most (`LOOP_MAX_BYTES`; the label gives the shape): a
+  device runs the loop one step per element, so 256 MiB would be 2^26 sequential steps.
 * `slice_grad` (the window of `slice1` with rows reversed in steps of 2, every third
   column) against ``jax.vjp`` of `slice1` (the reference) and ``jnp .at[].set`` into zeros.
 
@@ -31,11 +33,14 @@ from jax import lax
 
 import dmljax
 from dmljax._ops.padding import PADDING_MODES
+from dmljax._random.vector_width import default_platform
 from dmljax.bench._harness import Case, sized
 
 __all__ = ["cases", "op_cases", "rows_cols"]
 
 GROUP = "movement"
+# The float fill_value_sequence loop's largest tensor off the CPU (one device step per element).
+LOOP_MAX_BYTES = 256 << 10
 
 
 def rows_cols(nbytes: int) -> tuple[int, int]:
@@ -188,8 +193,17 @@ def _reverse_cases(x: np.ndarray) -> list[Case]:
 
 
 def _fill_cases(shape: tuple[int, int]) -> list[Case]:
-    n = shape[0] * shape[1]
-    f32, i32 = np.float32(0.1), np.int32(3)
+    """The float32 loop (off the CPU at `LOOP_MAX_BYTES` at most) and the int32 closed form, sized."""
+    loop = shape
+    if default_platform() != "cpu" and 4 * shape[0] * shape[1] > LOOP_MAX_BYTES:
+        loop = rows_cols(LOOP_MAX_BYTES)
+    return sized(_float_fill_cases(loop), 4 * loop[0] * loop[1]) + sized(
+        _int_fill_cases(shape), 4 * shape[0] * shape[1]
+    )
+
+
+def _float_fill_cases(shape: tuple[int, int]) -> list[Case]:
+    n, f32 = shape[0] * shape[1], np.float32(0.1)
     floats = {
         "dmljax": lambda: dmljax.fill_value_sequence(shape, np.float32, 0.1, 0.1),
         "jnp start+delta*iota (other bits)": lambda: (f32 + f32 * lax.iota(np.float32, n)).reshape(shape),
@@ -198,13 +212,19 @@ def _fill_cases(shape: tuple[int, int]) -> list[Case]:
     def loop_np() -> np.ndarray:  # float32 cumsum adds in sequence: the loop's roundings
         return np.cumsum(np.full(n, f32, np.float32), dtype=np.float32).reshape(shape)
 
+    return op_cases(
+        GROUP, f"fill_value_sequence float32 {shape}", 4 * n, (), floats, loop_np, reference=list(floats)[1]
+    )
+
+
+def _int_fill_cases(shape: tuple[int, int]) -> list[Case]:
+    n, i32 = shape[0] * shape[1], np.int32(3)
     ints = {
         "dmljax": lambda: dmljax.fill_value_sequence(shape, np.int32, -5, 3),
         "jnp": lambda: (np.int32(-5) + i32 * lax.iota(np.int32, n)).reshape(shape),
     }
     ints_np = lambda: (np.arange(n, dtype=np.int32) * i32 - np.int32(5)).reshape(shape)  # noqa: E731
-    out = op_cases(GROUP, f"fill_value_sequence float32 {shape}", 4 * n, (), floats, loop_np, reference=list(floats)[1])
-    return out + op_cases(GROUP, f"fill_value_sequence int32 {shape}", 4 * n, (), ints, ints_np)
+    return op_cases(GROUP, f"fill_value_sequence int32 {shape}", 4 * n, (), ints, ints_np)
 
 
 def _slice_grad_cases(shape: tuple[int, int]) -> list[Case]:
@@ -238,7 +258,6 @@ def cases(sizes_bytes: Sequence[int]) -> list[Case]:
         out += sized(_depth_space_cases(nbytes), 4 * math.prod(_nchw(nbytes)))
         shape = rows_cols(nbytes)
         x = np.random.default_rng(nbytes).standard_normal(shape, dtype=np.float32)
-        built = _tile_pad_cases(x) + _join_split_cases(x) + _reverse_cases(x)
-        built += _fill_cases(shape) + _slice_grad_cases(shape)
-        out += sized(built, x.nbytes)
+        built = _tile_pad_cases(x) + _join_split_cases(x) + _reverse_cases(x) + _slice_grad_cases(shape)
+        out += sized(built, x.nbytes) + _fill_cases(shape)
     return out
