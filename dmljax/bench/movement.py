@@ -9,10 +9,10 @@ same mode, ``jnp.concatenate``, ``jnp.split``, advanced indexing for
 
 * `fill_value_sequence` float32 runs DirectML's loop (each addition rounds,
   docs/design/fill-value-sequence.md); its reference ``jnp start+delta*iota (other bits)``
-  is the closed form, which computes other bits; ``numpy cumsum`` (sequential, in float32)
-  computes the loop's bits. The int32 sequence is the closed form in both.
-  Off the CPU it runs at 256 KiB at most (`LOOP_MAX_BYTES`; the label gives the shape): a
-  device runs the loop one step per element, so 256 MiB would be 2^26 sequential steps.
+  is the closed form, which computes other bits; ``numpy`` (a float32 ``cumsum``, which
+  adds in sequence) computes the loop's bits. The int32 sequence is the closed form in both.
+  Off the CPU the float32 case runs at 256 KiB at most (`LOOP_MAX_BYTES`; its label gives
+  the shape): a device runs the loop one step per element, 2^26 steps at 256 MiB.
 * `slice_grad` (the window of `slice1` with rows reversed in steps of 2, every third
   column) against ``jax.vjp`` of `slice1` (the reference) and ``jnp .at[].set`` into zeros.
 
