@@ -309,6 +309,48 @@ def test_every_nd_contender_computes_what_dmljax_computes():
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("module_name", ["movement", "selection", "segment"])
+def test_every_movement_selection_and_segment_contender_computes_what_dmljax_computes(module_name, monkeypatch):
+    """Bit for bit, but contenders named "(other bits)" (close) or "(any order)" (float sums in another order).
+
+    Each case's dmljax contender calls the public operator its name starts with.
+    """
+    called: list[str] = []
+    for name in dmljax.__all__:
+        original = getattr(dmljax, name)
+        if name[0].islower() and callable(original):
+            monkeypatch.setattr(dmljax, name, lambda *a, _f=original, _n=name, **k: called.append(_n) or _f(*a, **k))
+    module = importlib.import_module(f"dmljax.bench.{module_name}")
+    for case in module.cases([8192]):
+        called.clear()
+        ours = _host(block(case.contenders["dmljax"]()))
+        assert case.name.split()[0] in called, (case.name, called)
+        for name, fn in case.contenders.items():
+            theirs = _host(block(fn()))
+            assert len(ours) == len(theirs), (case.name, name)
+            for a, b in zip(ours, theirs, strict=True):
+                if "(other bits)" in name:
+                    assert not np.array_equal(a, b) and np.allclose(a, b, rtol=1e-3), f"{case.name}: {name}"
+                elif "(any order)" in name:
+                    np.testing.assert_allclose(a, b, rtol=1e-5, err_msg=f"{case.name}: {name}")
+                else:
+                    np.testing.assert_array_equal(a, b, err_msg=f"{case.name}: {name}")
+    assert {case.group for case in module.cases([4096])} == {module_name}
+
+
+def test_off_the_cpu_the_float_fill_loop_is_timed_at_256_kib_at_most(monkeypatch):
+    """A device runs fill_value_sequence's float loop one step per element: the case stays small there."""
+    from dmljax.bench import movement
+
+    monkeypatch.setattr(movement, "default_platform", lambda: "gpu")
+    built = {case.name: case.tensor_bytes for case in movement.cases([1 << 20])}
+    assert built["fill_value_sequence float32 (64, 1024) fwd"] == 256 << 10
+    assert built["fill_value_sequence int32 (256, 1024) fwd"] == built["tile reps=(2, 2) (256, 1024) fwd"] == 1 << 20
+    monkeypatch.setattr(movement, "default_platform", lambda: "cpu")
+    assert "fill_value_sequence float32 (256, 1024) fwd" in {case.name for case in movement.cases([1 << 20])}
+
+
+@pytest.mark.slow
 def test_every_layout_contender_computes_what_dmljax_computes():
     """The baselines (hand-written ``jnp``, the fastest formulations, NumPy) of each read/write case."""
     from dmljax.bench import strided
@@ -573,3 +615,67 @@ def test_python_m_dmljax_under_a_memory_limit_refuses_a_size_that_does_not_fit()
     assert done.returncode == 2, done.stderr[-3000:]
     assert done.stdout == "" and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
     assert done.stderr.startswith("python -m dmljax: --sizes 64 GiB needs at least 192 GiB")
+
+
+# Public callables that are no operator: neither timed nor checked as one, with the reason.
+NOT_OPERATORS = {
+    "advance": "moves a Philox state's counter: a state helper",
+    "calc_buffer_tensor_size": "descriptor arithmetic (DMLCalcBufferTensorSize)",
+    "config": "the settings object",
+    "fold_in": "derives a Philox state from data: a key helper",
+    "make_state": "builds a Philox state",
+    "packed_strides": "descriptor arithmetic (a layout's strides)",
+    "prng_impl": "jax.random's implementation spec for dmljax keys (the prng and keys groups time it)",
+    "split": "derives new Philox states: a key helper",
+    "state_from_tf_seed": "converts a TensorFlow seed into a state",
+}
+# Operators checked but timed only through another one, with the reason.
+TIMED_THROUGH = {
+    "philox4x32_10": "the Random123 block function random_generator runs (random group)",
+    "bernoulli": "uniform(...) < p: the random group's uniform and one comparison",
+    "randint": "the random group's bits, one modulo and one addition",
+    "dropout": "the random group's uniform, one comparison and one select",
+}
+
+
+def _public_operators() -> dict[str, set[str]]:
+    """Each public operator's names (``scatter_elements`` is ``scatter``): the lower-case names of ``__all__``."""
+    names: dict[int, set[str]] = {}
+    for name in dmljax.__all__:
+        if name[0].islower() and name not in NOT_OPERATORS:
+            names.setdefault(id(getattr(dmljax, name)), set()).add(name)
+    return {min(aliases): aliases for aliases in names.values()}
+
+
+def test_the_exclusions_name_public_callables_and_no_operator_is_excluded_twice():
+    assert set(NOT_OPERATORS) | set(TIMED_THROUGH) <= set(dmljax.__all__)
+    assert not set(NOT_OPERATORS) & set(TIMED_THROUGH)
+    assert all(callable(getattr(dmljax, name)) for aliases in _public_operators().values() for name in aliases)
+
+
+def test_every_public_operator_is_timed_by_a_group():
+    """A group named for it, a case whose name starts with its name, or a contender named ``dmljax <name>``.
+
+    The new groups' contender tests also run each case's dmljax contender and see it call the operator named.
+    """
+    timed = set(_cli.GROUPS)
+    for module_name in set(_cli.GROUPS.values()):
+        for case in importlib.import_module(module_name).cases([4096]):
+            timed.add(case.name.split()[0])
+            timed |= {c.split()[1] for c in case.contenders if c.startswith("dmljax ") and len(c.split()) > 1}
+    untimed = {op for op, aliases in _public_operators().items() if not aliases & timed} - set(TIMED_THROUGH)
+    assert not untimed, f"public operators no benchmark group times: {sorted(untimed)}"
+
+
+def test_every_public_operator_is_checked(monkeypatch):
+    """Each check runs with the public functions wrapped: every operator must be called by one."""
+    called: set[str] = set()
+    operators = _public_operators()  # before wrapping: aliases are the same function
+    for aliases in operators.values():
+        for name in aliases:
+            original = getattr(dmljax, name)
+            monkeypatch.setattr(dmljax, name, lambda *a, _f=original, _n=name, **k: called.add(_n) or _f(*a, **k))
+    for _, check in _checks.CHECKS:
+        check()
+    unchecked = {op for op, aliases in operators.items() if not aliases & called}
+    assert not unchecked, f"public operators no check of python -m dmljax calls: {sorted(unchecked)}"

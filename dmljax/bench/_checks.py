@@ -2,7 +2,8 @@
 
 The references here are NumPy's own functions (``np.lib.stride_tricks.as_strided``,
 ``np.take``, ``np.take_along_axis``, ``np.put_along_axis``, advanced indexing, the
-sequential ``np.add.at``, basic slicing), independent
+sequential ``np.add.at`` and its siblings, basic slicing; `dmljax.bench._checks_movement`
+for the data-movement and selection operators), independent
 of dmljax's code; the test suite goes further with loop-based oracles.
 """
 
@@ -13,6 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 import dmljax
+from dmljax.bench import _checks_movement as movement
 
 __all__ = ["CHECKS"]
 
@@ -156,14 +158,42 @@ def check_slice1() -> str:
 
 
 def check_cumulative() -> str:
-    """cumulative_sum equals NumPy's sequential cumsum bit for bit (jnp.cumsum does not); top_k's ties and NaN."""
+    """cumulative_sum/product equal NumPy's sequential cumsum/cumprod bit for bit (jnp's need not); top_k's NaN."""
     row = (np.random.default_rng(0).standard_normal((4, 257)) * 100).astype(np.float32)
     if not np.array_equal(np.asarray(dmljax.cumulative_sum(row, 1)), np.cumsum(row, axis=1)):
         raise AssertionError("cumulative_sum differs from NumPy's sequential cumsum")
+    factors = (1 + row / 1e4).astype(np.float32)
+    if not np.array_equal(np.asarray(dmljax.cumulative_product(factors, 1)), np.cumprod(factors, axis=1)):
+        raise AssertionError("cumulative_product differs from NumPy's sequential cumprod")
     values, indices = dmljax.top_k(np.array([1.0, np.nan, 3.0, 3.0, -0.0, 0.0], np.float32), 6)
     if np.asarray(indices).tolist() != [1, 2, 3, 0, 4, 5]:
         raise AssertionError(f"top_k order {np.asarray(indices).tolist()}, expected NaN first, ties by index")
-    return "cumulative_sum = NumPy's sequential cumsum bit for bit; top_k ties by index, NaN first"
+    return "cumsum, cumprod = NumPy's (sequential) bit for bit; top_k ties, NaN first"
+
+
+def check_segment() -> str:
+    """segment_sum/prod/max/min/mean equal ``np.add.at`` & co. bit for bit; an id outside the segments is dropped."""
+    rng = np.random.default_rng(15)
+    data = (rng.standard_normal((40, 3)) * 10.0 ** rng.integers(-4, 6, (40, 1))).astype(np.float32)
+    ids = rng.integers(-1, 6, 40).astype(np.int32)  # -1: dropped (JAX's segment convention)
+    kept, rows = ids[ids >= 0], data[ids >= 0]
+    near_one = (1 + data / 1e6).astype(np.float32)
+    for name, ufunc, identity, values in (
+        ("segment_sum", np.add, 0.0, data),
+        ("segment_prod", np.multiply, 1.0, near_one),
+        ("segment_max", np.maximum, -np.inf, data),
+        ("segment_min", np.minimum, np.inf, data),
+    ):
+        expected = np.full((6, 3), identity, np.float32)
+        ufunc.at(expected, kept, values[ids >= 0])  # unbuffered: in index order
+        if not np.array_equal(np.asarray(getattr(dmljax, name)(values, ids, 6)), expected):
+            raise AssertionError(f"{name} differs from np.{ufunc.__name__}.at")
+    sums = np.zeros((6, 3), np.float32)
+    np.add.at(sums, kept, rows)
+    mean = sums / np.maximum(np.bincount(kept, minlength=6), 1).astype(np.float32)[:, None]
+    if not np.array_equal(np.asarray(dmljax.segment_mean(data, ids, 6)), mean):
+        raise AssertionError("segment_mean differs from np.add.at / counts")
+    return "sum, prod, max, min = np.add.at & co. bit for bit; mean; id -1 dropped"
 
 
 # Random123 kat_vectors: philox4x32_10 with counter 0 and key 0.
@@ -195,7 +225,7 @@ def check_random_generator() -> str:
 
 
 def check_distributions() -> str:
-    """Uniform floats are TensorFlow's mantissa mapping of the bits; normal moments; dropout scaling."""
+    """Uniform floats are TensorFlow's mantissa mapping of the bits; normal moments; dropout, bernoulli, randint."""
     state = dmljax.make_state(42)
     bits, _ = dmljax.random_generator(state, (100_000,))
     values, _ = dmljax.uniform(state, (100_000,))
@@ -210,7 +240,16 @@ def check_distributions() -> str:
     kept_np = np.asarray(kept)
     if not set(np.unique(kept_np).tolist()) <= {0.0, np.float32(1 / 0.75)} or abs((kept_np == 0).mean() - 0.25) > 0.01:
         raise AssertionError("dropout does not zero a quarter and scale the rest by 1/0.75")
-    return f"uniform = TF mapping of the bits; normal mean {mean:+.4f}, std {std:.4f}; dropout rate 0.25"
+    coins, _ = dmljax.bernoulli(state, 0.3, (100_000,))
+    if not np.array_equal(np.asarray(coins), np.asarray(values) < np.float32(0.3)):
+        raise AssertionError("bernoulli(p=0.3) is not uniform < 0.3 on the same state")
+    ints, _ = dmljax.randint(state, (100_000,), -3, 7)
+    if not np.array_equal(np.asarray(ints), (np.asarray(bits) % np.uint32(10)).astype(np.int32) - 3):
+        raise AssertionError("randint(-3, 7) is not -3 + bits % 10 (TensorFlow's rule)")
+    return (
+        f"uniform = TF mapping of the bits; normal mean {mean:+.4f}, std {std:.4f}; dropout rate 0.25;"
+        " bernoulli = uniform < p; randint = min + bits % range"
+    )
 
 
 def check_compile_operator() -> str:
@@ -245,6 +284,15 @@ CHECKS: list[tuple[str, Callable[[], str]]] = [
     ("scatter_nd", check_scatter_nd),
     ("slice1", check_slice1),
     ("cumulative", check_cumulative),
+    ("segment", check_segment),
+    ("depth_space", movement.check_depth_space),
+    ("tile, pad", movement.check_tile_pad),
+    ("join, split_tensor", movement.check_join_split),
+    ("reverse_subseq", movement.check_reverse_subsequences),
+    ("fill_value_seq", movement.check_fill_value_sequence),
+    ("slice_grad", movement.check_slice_grad),
+    ("top_k, arg_reduce", movement.check_top_k_arg_reduce),
+    ("one_hot, nonzero", movement.check_one_hot_nonzero),
     ("random_generator", check_random_generator),
     ("distributions", check_distributions),
     ("compile_operator", check_compile_operator),
