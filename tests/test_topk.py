@@ -112,3 +112,56 @@ def test_bool_input_orders_false_below_true():
     v, i = dmljax.top_k(x, 3)
     np.testing.assert_array_equal(i, [1, 3, 0])
     assert v.dtype == np.bool_ and dmljax.argmin(x, 0, select_last_index=True) == 2
+
+
+# ----- XLA CPU: float32 keys of the same order (config cpu_float_top_k) -----------------------
+
+
+def _special_rows(rng, dtype, rows, n):
+    """Rows drawn from a dtype's special values (NaNs of both signs and other payloads, signed
+    zeros, subnormals, infinities, the extremes, small integers): ties everywhere."""
+    if dtype in ("float32", "float16", "bfloat16"):
+        finfo = jnp.finfo(jnp.dtype(dtype))
+        tiny = float(finfo.smallest_subnormal)
+        pool = [np.nan, -np.nan, 0.0, -0.0, tiny, -tiny, 2 * tiny, float(finfo.tiny), np.inf, -np.inf]
+        pool += [float(finfo.max), float(finfo.min), 1.0, -1.0, 2.0, 0.5, -3.0]
+        x = rng.choice(np.array(pool, np.float64), (rows, n)).astype(jnp.dtype(dtype))
+        if dtype == "float32":  # a NaN with another payload
+            bits = x.view(np.uint32)
+            bits[rng.random((rows, n)) < 0.02] = 0xFFC00123
+        return x
+    info = np.iinfo(dtype) if dtype != "bool" else None
+    if info is None:
+        return rng.random((rows, n)) < 0.5
+    pool = [info.min, info.min + 1, -1 if info.min < 0 else 1, 0, 1, info.max - 1, info.max]
+    return rng.choice(np.array(pool, np.int64), (rows, n)).astype(dtype)
+
+
+@pytest.mark.parametrize("largest", [True, False])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int8", "uint16", "bool"])
+def test_float32_keys_choose_what_the_integer_keys_choose(dtype, largest):
+    """XLA CPU's fast TopK (float32 only) on float32 keys picks exactly the indices of the
+    integer order keys (and of the loop oracle): NaNs, signed zeros, subnormals, ties."""
+    rng = np.random.default_rng(len(dtype) + largest)
+    x = _special_rows(rng, dtype, 6, 1024)
+    for k in (1, 8, 100):
+        fast = jax.jit(lambda x, k=k: dmljax.top_k(x, k, largest=largest))
+        with dmljax.config.override(cpu_float_top_k=False):
+            plain = jax.jit(lambda x, k=k: dmljax.top_k(x, k, largest=largest))
+            want_v, want_i = plain(x)
+        got_v, got_i = fast(x)
+        np.testing.assert_array_equal(np.asarray(got_i), np.asarray(want_i))
+        assert np.asarray(got_v).tobytes() == np.asarray(want_v).tobytes()
+        _, loop_i = reference.top_k(np.asarray(x[:2]), k, 1, largest)
+        np.testing.assert_array_equal(np.asarray(got_i)[:2], loop_i)
+
+
+@pytest.mark.hlo
+def test_float32_keys_take_xla_cpus_fast_top_k(cpu):
+    """If this fails, XLA CPU's TopK rewrite changed: docs/design/top-k-keys.md."""
+    x = jax.ShapeDtypeStruct((64, 1024), jnp.float32)
+    text = jax.jit(lambda x: dmljax.top_k(x, 8)).lower(x).compile().as_text()
+    assert "TopK" in text and " sort(" not in text
+    with dmljax.config.override(cpu_float_top_k=False):
+        text = jax.jit(lambda x: dmljax.top_k(x, 8)).lower(x).compile().as_text()
+    assert "TopK" not in text

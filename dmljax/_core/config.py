@@ -239,6 +239,14 @@ OPTIONS = (
         "the GPU formulation's growth on a CPU. " + _NOTES + "ordered-reductions.md",
     ),
     Option(
+        "cpu_float_top_k",
+        True,
+        "On XLA CPU top_k of float32 (and of the types float32 holds exactly) runs on float32 keys of the "
+        "same order, which XLA CPU's fast TopK takes; integer keys make it sort whole rows. "
+        + _NOTES
+        + "top-k-keys.md",
+    ),
+    Option(
         "ordered_replicated_partitions",
         True,
         "In a process with several devices a float add/mul reduction is a custom_partitioning whose "

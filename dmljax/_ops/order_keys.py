@@ -20,9 +20,15 @@ from jax import lax
 
 from dmljax._ops.indices import type_fail
 
-__all__ = ["check_ordered", "order_key"]
+__all__ = ["FLOAT32_KEY_DTYPES", "check_ordered", "float32_order_key", "order_key"]
 
 _SIGNED: dict[int, type[np.signedinteger]] = {2: np.int16, 4: np.int32, 8: np.int64}
+
+# Types whose order keys map one to one onto float32 values (`float32_order_key`): float32
+# itself, and the types that float32 holds exactly.
+FLOAT32_KEY_DTYPES = frozenset(
+    np.dtype(t) for t in ("float32", "float16", "bfloat16", "int8", "uint8", "int16", "uint16", "bool")
+)
 
 
 def check_ordered(op: str, x: jax.Array) -> None:
@@ -49,3 +55,28 @@ def order_key(x: jax.Array, *, largest: bool = True) -> jax.Array:
     else:
         key = x
     return key if largest else ~key
+
+
+def float32_order_key(x: jax.Array, *, largest: bool = True) -> jax.Array:
+    """float32 keys whose IEEE total order (``-0.0 < +0.0``, what `lax.top_k` compares) is
+    `order_key`'s order, for the `FLOAT32_KEY_DTYPES` (XLA CPU's fast TopK takes float32 only).
+
+    ``order_key``'s int32 keys of a float32 array take every value of the total order of the
+    non-NaN floats except ``-0.0``'s, plus one NaN key above ``+inf``'s. Shifting every key
+    from zero's up by one step down the total order (zero to ``-0.0``, the smallest
+    subnormal to ``+0.0``, ``+inf`` to the largest finite float) and NaN's to ``+inf`` keeps
+    that order exactly, ties included, with no NaN among the keys; negation reverses it
+    (``largest=False``).
+
+    Examples:
+      >>> x = jnp.array([-0.0, 0.0, jnp.nan, jnp.inf])
+      >>> float32_order_key(x).tolist()
+      [-0.0, -0.0, inf, 3.4028234663852886e+38]
+    """
+    key = order_key(x.astype(np.float32))  # exact for these types, order and NaN kept
+    nan = np.int32(np.array(np.nan, np.float32).view(np.int32))
+    inf = np.int32(np.array(np.inf, np.float32).view(np.int32))
+    shifted = jnp.where(key >= 0, jnp.where(key == nan, inf, key - 1), key)
+    bits = jnp.where(shifted < 0, shifted ^ np.int32(np.iinfo(np.int32).max), shifted)
+    value = lax.bitcast_convert_type(bits, np.float32)
+    return value if largest else -value

@@ -3,7 +3,10 @@
 The public function validates ``k`` and the axis; `_top_k_impl` runs `lax.top_k` on the
 integer keys of `dmljax._ops.order_keys` (ties: lower index first, as `lax.top_k`
 documents; ``-0.0`` ties ``+0.0``; NaN above every number) and reads the values at the
-chosen indices, so each value keeps its own bits (a ``-0.0`` stays ``-0.0``).
+chosen indices, so each value keeps its own bits (a ``-0.0`` stays ``-0.0``). On XLA CPU
+(config ``cpu_float_top_k``) the keys of float32 and the types float32 holds exactly are
+float32 keys of the same order (`float32_order_key`): XLA CPU's fast TopK takes float32
+only, and sorts whole rows for integer keys (docs/design/top-k-keys.md).
 """
 
 from __future__ import annotations
@@ -16,10 +19,12 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from dmljax._core.config import config
 from dmljax._core.errors import fail
 from dmljax._core.markers import mark, traced
+from dmljax._core.platform import cpu_or_plain
 from dmljax._ops.indices import as_data, check_axis, check_rank
-from dmljax._ops.order_keys import check_ordered, order_key
+from dmljax._ops.order_keys import FLOAT32_KEY_DTYPES, check_ordered, float32_order_key, order_key
 
 __all__ = ["top_k", "top_k_validated"]
 
@@ -100,6 +105,11 @@ def _check_k(op: str, k: Any, shape: tuple[int, ...], axis: int) -> int:
 def _top_k_impl(x: jax.Array, *, k: int, axis: int, largest: bool) -> tuple[jax.Array, jax.Array]:
     """`lax.top_k` of the order keys along the last axis, values read at its indices."""
     last = jnp.moveaxis(x, axis, -1)
-    _, indices = lax.top_k(order_key(last, largest=largest), k)
+    plain = lambda last: lax.top_k(order_key(last, largest=largest), k)[1]  # noqa: E731
+    if config.cpu_float_top_k and last.dtype in FLOAT32_KEY_DTYPES:
+        float32_keys = lambda last: lax.top_k(float32_order_key(last, largest=largest), k)[1]  # noqa: E731
+        indices = cpu_or_plain(float32_keys, plain, last)
+    else:
+        indices = plain(last)
     values = jnp.take_along_axis(last, indices, axis=-1, mode="promise_in_bounds")
     return jnp.moveaxis(values, -1, axis), jnp.moveaxis(indices.astype(np.int32), -1, axis)
