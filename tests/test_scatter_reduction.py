@@ -7,6 +7,7 @@ import warnings
 
 import jax
 import jax.numpy as jnp
+import ml_dtypes
 import numpy as np
 import pytest
 from jax.test_util import check_grads
@@ -215,6 +216,53 @@ def test_xla_cpu_scatter_combines_in_the_loops_order(dtype, reduction, x64):
     np.testing.assert_array_equal(out, want)
     out = dmljax.scatter_nd(data, targets[:, None], updates, reduction=reduction)
     np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64"])
+def test_xla_cpu_row_scatter_combines_in_the_loops_order(dtype, x64):
+    """Whole slices (rows of 97 elements, 2^14 of them into 512 rows, a few dropped): on one
+    XLA CPU device `scatter_nd`'s and `segment_sum`'s float add is one scatter of rows,
+    whose loop runs over the updates in their order, each row's elements inside; bit for bit
+    NumPy's in-order ``np.add.at`` and the sorted fold's result. If XLA CPU ever
+    parallelises that loop, this fails: read docs/design/ordered-reductions.md."""
+    rng = np.random.default_rng(25)
+    m, rows, w = 2**14, 512, 97
+    np_dtype = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    targets = rng.integers(0, rows + 4, m)  # ids >= rows: dropped
+    big = {"float16": 2048.0, "bfloat16": 256.0, "float32": 1e8, "float64": 1e17}[dtype]
+
+    def values(shape):  # +-big, +-1 and spread magnitudes: sums that change with the order
+        v = rng.standard_normal(shape) * 10.0 ** rng.uniform(-2, 2, shape)
+        pick = rng.random(shape) < 0.3
+        v[pick] = rng.choice([big, -big, 1.0, -1.0], int(pick.sum()))
+        return v.astype(np_dtype)
+
+    updates, data = values((m, w)), values((rows, w))
+    keep = targets < rows
+    want, reverse = data.copy(), data.copy()
+    np.add.at(want, targets[keep], updates[keep])
+    np.add.at(reverse, targets[keep][::-1], updates[keep][::-1])
+    assert want.tobytes() != reverse.tobytes()  # the order shows
+    for ordered in (True, False):  # one scatter of rows; the sorted fold
+        with dmljax.config.override(cpu_ordered_scatter=ordered):
+            out = jax.jit(lambda d, t, u: dmljax.scatter_nd(d, t[:, None], u, reduction="add", mode="fill"))
+            assert np.asarray(out(data, targets, updates)).tobytes() == want.tobytes()
+            seg = jax.jit(lambda t, u: dmljax.segment_sum(u, t, rows))
+            zeros = np.zeros_like(data)
+            np.add.at(zeros, targets[keep], updates[keep])
+            assert np.asarray(seg(targets, updates)).tobytes() == zeros.tobytes()
+
+
+@pytest.mark.hlo
+def test_row_add_on_one_cpu_device_is_one_scatter_of_rows(cpu):
+    """The rows formulation: one scatter with a window of the slice, not one per element."""
+    f = jax.jit(lambda d, t: dmljax.segment_sum(d, t, 16))
+    text = f.lower(jnp.zeros((64, 32)), jnp.zeros(64, jnp.int32)).compile().as_text()
+    scatters = [line for line in text.splitlines() if " scatter(" in line]
+    assert len(scatters) == 1 and "= f32[16,32]{1,0} scatter(" in scatters[0], scatters
+    with dmljax.config.override(cpu_ordered_scatter=False):  # then the sorted fold: 1-D element scatters
+        text = f.lower(jnp.zeros((64, 32)), jnp.zeros(64, jnp.int32)).compile().as_text()
+    assert "= f32[16,32]{1,0} scatter(" not in text and " scatter(" in text
 
 
 SHARDED_SCRIPT = textwrap.dedent(

@@ -379,13 +379,48 @@ def _scatter_nd_impl(
         return _write_slices(input, positions, updates, mode)
     one_element = concrete_shape(input.shape[k:]) and math.prod(input.shape[k:]) == 1
     ordered = jnp.issubdtype(input.dtype, jnp.inexact) and reduction in ("add", "mul")  # else one scatter
+    flat = functools.partial(
+        _combine_flat,
+        positions=positions,
+        reduction=reduction,
+        mode=mode,
+        indices_are_sorted=indices_are_sorted,
+        unique_indices=unique_indices,
+    )
     if indices_are_sorted and ordered and not unique_indices and not one_element:
         layout = functools.partial(_combine_sorted, positions=positions, reduction=reduction, mode=mode)
         if not cpu_scatter_in_order(input, reduction):
             return layout(input, updates)
-        plain = functools.partial(_combine_flat, positions=positions, reduction=reduction, mode=mode)
-        return cpu_or_plain(plain, layout, input, updates)  # XLA CPU's one scatter needs no sorted layout
-    return _combine_flat(input, updates, positions, reduction, mode, indices_are_sorted, unique_indices)
+        on_cpu = _cpu_rows(input, positions, reduction, mode) or flat
+        return cpu_or_plain(on_cpu, layout, input, updates)  # XLA CPU's one scatter needs no sorted layout
+    in_order = ordered and cpu_scatter_in_order(input, reduction)
+    on_cpu = _cpu_rows(input, positions, reduction, mode) if in_order else None
+    if on_cpu is None:
+        return flat(input, updates)
+    return cpu_or_plain(on_cpu, flat, input, updates)
+
+
+def _cpu_rows(input: jax.Array, positions: list[jax.Array], reduction: str, mode: IndexMode) -> Any:
+    """On one XLA CPU device, a float ``"add"`` of whole slices as one scatter of rows (``(rows,
+    w)`` windows), as `jax.ops.segment_sum` scatters, instead of one scatter of the ``w`` times
+    as many flat elements: XLA CPU's scatter loops over the updates in their order, each
+    row's elements inside (docs/design/ordered-reductions.md), so each element still takes
+    its updates in loop order. None where that does not apply (one element a slice, ``"mul"``,
+    whose differentiation needs the flat form, symbolic shapes)."""
+    k = len(positions)
+    window = input.shape[k:]
+    if reduction != "add" or not concrete_shape(input.shape) or math.prod(window) <= 1:
+        return None
+    rows, w = math.prod(input.shape[:k]), math.prod(window)
+
+    def scatter_rows(input: jax.Array, updates: jax.Array) -> jax.Array:
+        lead = updates.shape[: updates.ndim - len(window)]
+        coords = [jnp.broadcast_to(p, lead) for p in positions]
+        targets = flat_targets(coords, input.shape[:k], mode, flat_dtype("scatter_nd", input.shape[:k])).reshape(-1)
+        out = scatter_at(input.reshape(rows, w), targets, updates.reshape(-1, w), "add")
+        return out.reshape(input.shape)
+
+    return scatter_rows
 
 
 def _combine_flat(
