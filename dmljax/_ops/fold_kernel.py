@@ -21,6 +21,8 @@ from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import triton as pallas_triton
 
+from dmljax._core.limits import INT32_MAX
+
 __all__ = ["BLOCK", "MAX_UPDATES", "UNROLL", "fold_runs", "supported"]
 
 # Lanes (runs) per program: one warp's worth of 32-bit lanes, four times over.
@@ -31,7 +33,7 @@ UNROLL = 8
 
 
 # The kernel's positions into the updates are int32 (Triton's index type).
-MAX_UPDATES = (1 << 31) - 1
+MAX_UPDATES = INT32_MAX
 
 
 def supported(dtype: jax.typing.DTypeLike, updates: int) -> bool:

@@ -31,15 +31,13 @@ from typing import Any
 
 import jax
 import jax.extend.core
-import jax.numpy as jnp
-import numpy as np
 from jax import lax
 from jax._src import dispatch
 from jax.interpreters import ad, batching, mlir
 
 from dmljax._core.config import config
-from dmljax._core.limits import UINT32_MAX
 from dmljax._core.platform import concrete_shape
+from dmljax._ops.positions import batch_rows
 
 __all__ = [
     "PRIMITIVES",
@@ -128,21 +126,9 @@ def _transpose(ct: Any, flat: Any, targets: Any, updates: Any, *, indices_are_so
 
 
 def _batch(prim: Any, args: tuple, dims: tuple, *, indices_are_sorted: bool) -> tuple[jax.Array, int]:
-    size = next(a.shape[d] for a, d in zip(args, dims, strict=True) if d is not None)
-    flat, targets, updates = (
-        jnp.broadcast_to(a, (size, *a.shape)) if d is None else jnp.moveaxis(a, d, 0)
-        for a, d in zip(args, dims, strict=True)
-    )
-    n, m = flat.shape[1], targets.shape[1]
-    fits = concrete_shape((size, n)) and (size * n < UINT32_MAX or targets.dtype != np.uint32)
-    if not fits:  # the offsets would not fit (or sizes are symbolic): one row at a time
-        row_by_row = functools.partial(prim.bind, indices_are_sorted=indices_are_sorted)
-        return lax.map(lambda a: row_by_row(*a), (flat, targets, updates)), 0
-    row = lax.broadcasted_iota(targets.dtype, (size, m), 0) * np.asarray(n, targets.dtype)
-    offset = jnp.where(targets < np.asarray(n, targets.dtype), targets + row, np.asarray(size * n, targets.dtype))
-    # the rows' dropped targets interleave with the next rows': no longer sorted
-    out = prim.bind(flat.reshape(-1), offset.reshape(-1), updates.reshape(-1), indices_are_sorted=False)
-    return out.reshape(size, n), 0
+    whole = functools.partial(prim.bind, indices_are_sorted=False)  # a row's dropped targets precede the next row's
+    per_row = functools.partial(prim.bind, indices_are_sorted=indices_are_sorted)
+    return batch_rows(args, dims, whole, per_row)
 
 
 for _prim in PRIMITIVES:

@@ -12,6 +12,8 @@ and gather at unsigned positions without jnp's conversion to int32.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -24,7 +26,16 @@ from dmljax._core.limits import UINT32_MAX
 from dmljax._core.platform import concrete_shape
 from dmljax._ops.indices import IndexMode, size_scalar
 
-__all__ = ["FLAT_LIMIT", "clamped", "flat_dtype", "flat_positions", "flat_targets", "gather_at", "scatter_at"]
+__all__ = [
+    "FLAT_LIMIT",
+    "batch_rows",
+    "clamped",
+    "flat_dtype",
+    "flat_positions",
+    "flat_targets",
+    "gather_at",
+    "scatter_at",
+]
 
 # The one bound of flat positions: an array of fewer than FLAT_LIMIT elements takes uint32
 # positions, ``prod(shape)`` itself the out-of-range sentinel (`flat_dtype`, `use_flat`).
@@ -146,3 +157,37 @@ def gather_at(x: jax.Array, positions: jax.Array) -> jax.Array:
     """
     dnums = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
     return lax.gather(x, positions[..., None], dnums, (1,), mode=lax.GatherScatterMode.CLIP)
+
+
+def batch_rows(
+    args: Sequence[Any],
+    dims: Sequence[int | None],
+    whole: Callable[[jax.Array, jax.Array, jax.Array], jax.Array],
+    per_row: Callable[[jax.Array, jax.Array, jax.Array], jax.Array],
+    fits: Callable[[Any], bool] = lambda updates: True,
+) -> tuple[jax.Array, int]:
+    """A batching rule for a reduction ``(flat, targets, updates) -> flat`` (1-D operands):
+    the batch as one call of ``whole`` on the concatenated rows, each row's targets offset by
+    its row times ``n`` (dropped ones, ``>= n``, become ``rows * n``: still dropped), so each
+    row's updates reach only its own elements, in their order. Row by row (`lax.map` of
+    ``per_row``) where the sizes are symbolic, the offsets would not fit the targets' type,
+    or ``fits(rows * m)`` says ``whole`` cannot take that many updates.
+
+    Examples:
+      >>> add = lambda x, t, u: scatter_at(x, t, u, "add")
+      >>> args = (jnp.zeros((2, 3)), jnp.array([[0, 5], [2, 2]], jnp.uint32), jnp.ones((2, 2)))
+      >>> batch_rows(args, (0, 0, 0), add, add)[0]
+      Array([[1., 0., 0.],
+             [0., 0., 2.]], dtype=float32)
+    """
+    size = next(a.shape[d] for a, d in zip(args, dims, strict=True) if d is not None)
+    flat, targets, updates = (
+        jnp.broadcast_to(a, (size, *a.shape)) if d is None else jnp.moveaxis(a, d, 0)
+        for a, d in zip(args, dims, strict=True)
+    )
+    n, m = flat.shape[1], targets.shape[1]
+    if not (concrete_shape((size, n)) and size * n < np.iinfo(targets.dtype).max and fits(size * m)):
+        return lax.map(lambda row: per_row(*row), (flat, targets, updates)), 0
+    row = lax.broadcasted_iota(targets.dtype, (size, m), 0) * np.asarray(n, targets.dtype)
+    offset = jnp.where(targets < np.asarray(n, targets.dtype), targets + row, np.asarray(size * n, targets.dtype))
+    return whole(flat.reshape(-1), offset.reshape(-1), updates.reshape(-1)).reshape(size, n), 0

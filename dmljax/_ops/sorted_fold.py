@@ -44,7 +44,7 @@ from dmljax._core.dtypes import x64_enabled
 from dmljax._core.platform import concrete_shape, opaque_predicate
 from dmljax._ops import fold_kernel
 from dmljax._ops.indices import position_dtype, size_scalar
-from dmljax._ops.positions import gather_at, scatter_at
+from dmljax._ops.positions import batch_rows, gather_at, scatter_at
 
 __all__ = ["combiner", "fold", "run_products", "sort_by_target"]
 
@@ -186,21 +186,10 @@ def _kernel_fold_lowering(
 
 
 def _kernel_fold_batch(args: Sequence[jax.Array], dims: Sequence[int | None], **params: Any) -> tuple[jax.Array, int]:
-    """vmap: the rows as one fold of the concatenated rows, targets offset by row. Each row's
-    targets stay contiguous runs (dropped ones, at each row's end, are dropped), which is all
-    the folds need of them."""
-    size = next(x.shape[d] for x, d in zip(args, dims, strict=True) if d is not None)
-    flat, st, su = (
-        jnp.broadcast_to(x, (size, *x.shape)) if d is None else jnp.moveaxis(x, d, 0)
-        for x, d in zip(args, dims, strict=True)
-    )
-    n, m = flat.shape[1], st.shape[1]
-    if size * n >= np.iinfo(st.dtype).max or not fold_kernel.supported(su.dtype, size * m):
-        return lax.map(lambda row: _kernel_fold_p.bind(*row, **params), (flat, st, su)), 0
-    rows = lax.broadcasted_iota(st.dtype, st.shape, 0)
-    offset = jnp.where(st < n, st + rows * np.asarray(n, st.dtype), np.asarray(size * n, st.dtype))
-    out = _kernel_fold_p.bind(flat.reshape(-1), offset.reshape(-1), su.reshape(-1), **params)
-    return out.reshape(size, n), 0
+    """vmap: the rows as one fold of the concatenated rows (`batch_rows`), while the kernel
+    takes that many updates. The folds need of the targets only that each run is contiguous."""
+    bind = functools.partial(_kernel_fold_p.bind, **params)
+    return batch_rows(args, dims, bind, bind, fits=lambda m: fold_kernel.supported(args[2].dtype, m))
 
 
 # The fold with its steps in the Pallas kernel, the lax form in exports (`_kernel_fold_lowering`).
