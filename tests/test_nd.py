@@ -274,6 +274,16 @@ def _scatters(f, platform, dtype=jnp.float32):
     return re.findall(r"stablehlo\.scatter\".*?\}\) :", lowered.as_text(), flags=re.S)
 
 
+def assert_no_combining_float_scatter(f, platform, dtype):
+    """``f``'s program lowered for ``platform`` holds ``dtype`` scatters, none adding or multiplying."""
+    scatters = _scatters(jax.jit(f), platform, jnp.dtype(dtype))
+    element = {"float32": "tensor<f32>", "bfloat16": "tensor<bf16>", "float16": "tensor<f16>"}[dtype]
+    assert any(element in s for s in scatters), scatters
+    for scatter in scatters:
+        if element in scatter:
+            assert "stablehlo.add" not in scatter and "stablehlo.mul" not in scatter, scatter
+
+
 REDUCING_PROGRAMS = {
     "scatter_nd add": lambda x, i, u: dmljax.scatter_nd(x, i[:, None], u, reduction="add"),
     "scatter mul": lambda x, i, u: dmljax.scatter(x, i, u, reduction="mul"),
@@ -292,12 +302,7 @@ def test_float_add_lowers_to_no_combining_scatter_off_the_cpu(program, platform,
 
     When it fails, read docs/design/ordered-reductions.md.
     """
-    scatters = _scatters(jax.jit(REDUCING_PROGRAMS[program]), platform, jnp.dtype(dtype))
-    element = {"float32": "tensor<f32>", "bfloat16": "tensor<bf16>", "float16": "tensor<f16>"}[dtype]
-    assert any(element in s for s in scatters), scatters
-    for scatter in scatters:
-        if element in scatter:
-            assert "stablehlo.add" not in scatter and "stablehlo.mul" not in scatter, scatter
+    assert_no_combining_float_scatter(REDUCING_PROGRAMS[program], platform, dtype)
 
 
 def _jvp_of(op):
@@ -329,12 +334,7 @@ def test_float_add_tangents_lower_to_no_combining_scatter_off_the_cpu(program, p
 
     When it fails, read docs/design/ordered-reductions.md ("Forward mode").
     """
-    scatters = _scatters(jax.jit(JVP_PROGRAMS[program]), platform, jnp.dtype(dtype))
-    element = {"float32": "tensor<f32>", "bfloat16": "tensor<bf16>", "float16": "tensor<f16>"}[dtype]
-    assert any(element in s for s in scatters), scatters
-    for scatter in scatters:
-        if element in scatter:
-            assert "stablehlo.add" not in scatter and "stablehlo.mul" not in scatter, scatter
+    assert_no_combining_float_scatter(JVP_PROGRAMS[program], platform, dtype)
 
 
 @pytest.mark.hlo
