@@ -50,10 +50,7 @@ class Slice1OperatorDesc:
     input_window_strides: tuple[int, ...]
 
     def __post_init__(self) -> None:
-        set_tensors(self)
-        struct = type(self).__name__
-        for member in ("input_window_offsets", "input_window_sizes", "input_window_strides"):
-            object.__setattr__(self, member, ints_member(struct, member, getattr(self, member)))
+        set_window_members(self)
 
     @property
     def dimension_count(self) -> int:
@@ -85,6 +82,14 @@ def _validate(check: Check, row: SupportRow, desc: Slice1OperatorDesc) -> None:
     same(check, tensors, "output_tensor", "input_tensor", "dimension_count")
     check_window_members(check, desc, "input_tensor", "output_tensor")
     check_output(check, "output_tensor", desc.output_tensor)
+
+
+def set_window_members(desc: Any) -> None:
+    """A struct's tensor members, then its ``input_window_*`` members as tuples of ints (Slice1, SliceGrad)."""
+    set_tensors(desc)
+    struct = type(desc).__name__
+    for member in ("input_window_offsets", "input_window_sizes", "input_window_strides"):
+        object.__setattr__(desc, member, ints_member(struct, member, getattr(desc, member)))
 
 
 def check_window_members(check: Check, desc: Any, data: str, windowed: str) -> None:

@@ -13,9 +13,8 @@ import jax
 from dmljax._buffers.tensor_desc import TensorDesc
 from dmljax._core.limits import MAX_DIMENSIONS
 from dmljax._descriptors.feature_levels import FeatureLevel
-from dmljax._descriptors.members import ints_member, set_tensors
 from dmljax._descriptors.registry import Operator, register
-from dmljax._descriptors.slice1 import check_window_members
+from dmljax._descriptors.slice1 import check_window_members, set_window_members
 from dmljax._descriptors.support import FL2_1_DATA_TYPES, SupportRow
 from dmljax._descriptors.validate import Check, check_output, check_row, same, tensors_of
 from dmljax._ops.slice_grad import slice_grad_validated
@@ -45,10 +44,7 @@ class SliceGradOperatorDesc:
     input_window_strides: tuple[int, ...]
 
     def __post_init__(self) -> None:
-        set_tensors(self)
-        struct = type(self).__name__
-        for member in ("input_window_offsets", "input_window_sizes", "input_window_strides"):
-            object.__setattr__(self, member, ints_member(struct, member, getattr(self, member)))
+        set_window_members(self)
 
     @property
     def dimension_count(self) -> int:
