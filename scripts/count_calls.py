@@ -75,7 +75,7 @@ def main() -> None:
         modules = {key.split(":")[0] for key in calls}
         print(f"{name}: {len(calls)} functions, {len(modules)} modules, {sum(calls.values())} calls")
         entries = result["entries"]
-        for module in ("_ops/indices.py", "_descriptors/validate.py", "_buffers/layout.py"):
+        for module in ("_ops/common/indices.py", "_descriptors/validate.py", "_buffers/layout.py"):
             print(f"  {module} entered {entries.get(module, 0)} times")
         for fn in ("_descriptors/registry.py:lookup", "_buffers/layout.py:has_aliasing"):
             print(f"  {fn}: {calls.get(fn, 0)} calls")

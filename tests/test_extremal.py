@@ -1,4 +1,4 @@
-"""Float scatter "max"/"min" (`dmljax._ops.extremal`): onnxruntime's loop on NaN, signed zeros
+"""Float scatter "max"/"min" (`dmljax._ops.ordered.extremal`): onnxruntime's loop on NaN, signed zeros
 and ties, on every path (eager, jit, vmap, jax.export, 8 devices, the exported model), and
 gradients that reach only the element the result is taken from."""
 

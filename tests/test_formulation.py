@@ -17,12 +17,12 @@ import pytest
 from jax import export
 
 import dmljax
-from dmljax._ops.formulation import use_flat
-from dmljax._ops.gather import _gather_elements_lax
-from dmljax._ops.gather_grad import flat_tangent, rows_tangent
-from dmljax._ops.indices import IndexMode, normalize
-from dmljax._ops.positions import flat_positions
-from dmljax._ops.scatter import _scatter_flat, _scatter_lax
+from dmljax._ops.common.formulation import use_flat
+from dmljax._ops.common.indices import IndexMode, normalize
+from dmljax._ops.common.positions import flat_positions
+from dmljax._ops.index.gather import _gather_elements_lax
+from dmljax._ops.index.gather_grad import flat_tangent, rows_tangent
+from dmljax._ops.index.scatter import _scatter_flat, _scatter_lax
 
 MODES = [IndexMode.CLIP, IndexMode.FILL, IndexMode.PROMISE_IN_BOUNDS]
 SHAPES_AXES = [((5, 7), 0), ((5, 7), 1), ((3, 4, 6), 1), ((2, 3, 4, 5), 3), ((2, 3, 4, 5), 0)]
@@ -164,7 +164,7 @@ def test_export_with_a_symbolic_batch_dimension(fun, shapes, examples):
 @pytest.mark.parametrize("mode", MODES, ids=lambda m: m.name)
 @pytest.mark.parametrize("shape,axis,index_shape", [((5, 7), 1, (9,)), ((3, 4, 6), 2, (2, 5)), ((2, 3, 4, 2), 2, (6,))])
 def test_rows_tangent_and_its_transpose_equal_the_gathers_bits(shape, axis, index_shape, mode, cpu):
-    from dmljax._ops.gather import _gather_lax
+    from dmljax._ops.index.gather import _gather_lax
 
     rng = np.random.default_rng(7)
     x = rng.standard_normal(shape, dtype=np.float32)
@@ -183,7 +183,7 @@ def test_rows_tangent_and_its_transpose_equal_the_gathers_bits(shape, axis, inde
 def test_one_bound_for_flat_positions():
     """`use_flat` and `flat_dtype` draw the line between uint32 and wider positions at one size."""
     from dmljax import ValidationError
-    from dmljax._ops.positions import FLAT_LIMIT, flat_dtype
+    from dmljax._ops.common.positions import FLAT_LIMIT, flat_dtype
 
     below, at = (1, FLAT_LIMIT - 1), (1, FLAT_LIMIT)
     assert use_flat(below) and flat_dtype("scatter", below) == np.uint32

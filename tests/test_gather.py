@@ -15,11 +15,11 @@ from dmljax import DataType, FeatureLevel, ValidationError
 from dmljax._core import platform
 from dmljax._descriptors.gather_elements import GATHER_ELEMENTS_SUPPORT
 from dmljax._descriptors.support import support_at
-from dmljax._ops.formulation import use_flat
-from dmljax._ops.gather import _gather_elements_lax, _gather_lax
-from dmljax._ops.gather_blocked import blocked, use_blocked
-from dmljax._ops.gather_grad import flat_tangent, gather_flat_tangent, use_rows
-from dmljax._ops.indices import IndexMode, normalize
+from dmljax._ops.common.formulation import use_flat
+from dmljax._ops.common.indices import IndexMode, normalize
+from dmljax._ops.index.gather import _gather_elements_lax, _gather_lax
+from dmljax._ops.index.gather_blocked import blocked, use_blocked
+from dmljax._ops.index.gather_grad import flat_tangent, gather_flat_tangent, use_rows
 from tests import reference
 from tests._util import spec
 
@@ -230,7 +230,7 @@ def test_clip_mode_gradient_follows_clamped_reads():
     np.testing.assert_array_equal(grad, [1.0, 0.0, 1.0])
 
 
-# ----- gradients through the custom tangents (dmljax._ops.gather_grad) ----------------------
+# ----- gradients through the custom tangents (dmljax._ops.index.gather_grad) ----------------------
 
 # (data shape, axis, gather index shape): the rows tangent (axis 1 of 2-D, inner size 2 of
 # 3-D, last of 3-D) and JAX's own (axis 0, inner size 4); gather_elements takes the flat one.

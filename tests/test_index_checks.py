@@ -1,6 +1,6 @@
 """Eager checks of concrete device indices: a min/max program of their own, run before the operator's.
 
-The default ``mode=None`` checks concrete indices (`dmljax._ops.index_checks.call_checked`): a
+The default ``mode=None`` checks concrete indices (`dmljax._ops.common.index_checks.call_checked`): a
 jitted ``[min, max]`` (`index_range`, two stages on XLA CPU for large indices) is dispatched
 first, then the operator's own jitted program; the result is returned only if the two
 scalars are in range, else `IndexError` names the first bad index. References here: NumPy
@@ -17,8 +17,8 @@ import pytest
 from jax.experimental import checkify
 
 import dmljax
-from dmljax._ops import index_checks
-from dmljax._ops.index_checks import call_checked, check_host, dispatch_range, index_range
+from dmljax._ops.common import index_checks
+from dmljax._ops.common.index_checks import call_checked, check_host, dispatch_range, index_range
 
 SMALL, LARGE = (3, 5), (2048, 1024)  # LARGE: 2^21 indices, the two-stage reduce on XLA CPU
 

@@ -3,7 +3,7 @@
 The operand is sharded over the devices of both processes, so the operator's program has
 collectives. Before the fix, a bad index in one process raised there while the other process
 waited in the operator's collectives until the coordinator aborted the job (20-45 s); now
-every process raises the same error at once (`dmljax._ops.index_checks.check_host_agreed`).
+every process raises the same error at once (`dmljax._ops.common.index_checks.check_host_agreed`).
 Design: docs/design/index-checks.md, "Several processes".
 """
 

@@ -355,7 +355,7 @@ def test_jax_still_works_after_an_export():
     for fn in (dmljax.gather, dmljax.gather_elements):
         got = fn(jnp.asarray(data), jnp.asarray(indices), axis=0)
         assert got.shape[-1] == 4
-    assert dmljax.gather is not None and dmljax.gather.__module__ == "dmljax._ops.gather"
+    assert dmljax.gather is not None and dmljax.gather.__module__ == "dmljax._ops.index.gather"
 
 
 # --- bfloat16 (fed through OrtValues) --------------------------------------------------------
@@ -565,7 +565,7 @@ def test_take_along_axis_is_one_gather_elements():
     [
         lambda d, i: dmljax.gather(d, i, mode="checked"),
         lambda d, i: dmljax.gather_elements(d, i, axis=1, mode="checked"),
-        lambda d, i: dmljax.scatter(d, i, d[:, :2], axis=1, mode=dmljax._ops.indices.IndexMode.CHECKED),
+        lambda d, i: dmljax.scatter(d, i, d[:, :2], axis=1, mode=dmljax._ops.common.indices.IndexMode.CHECKED),
     ],
     ids=["gather", "gather_elements", "scatter"],
 )

@@ -374,7 +374,7 @@ def test_flat_positions_past_2_31_stay_unsigned(name):
 @pytest.mark.slow
 def test_doubling_scan_equals_the_associative_scan():
     """The symbolic-length form of the mul gradient's segmented products, on exact products."""
-    from dmljax._ops import sorted_fold
+    from dmljax._ops.ordered import sorted_fold
 
     def op(a, b):
         return a[0] | b[0], jnp.where(b[0], b[1], a[1] * b[1])

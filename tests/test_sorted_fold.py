@@ -1,6 +1,6 @@
 """Every formulation of the ordered float add/mul reductions, bit for bit NumPy's ``ufunc.at``.
 
-The formulations (`dmljax._ops.reductions`): one in-order XLA scatter on one CPU device
+The formulations (`dmljax._ops.ordered.reductions`): one in-order XLA scatter on one CPU device
 (config ``cpu_ordered_scatter``), the sorted fold that every other platform runs (forced
 here with ``cpu_ordered_scatter=False``), the old rounds (``ordered_rounds``, the fold's
 oracle) and, with several devices, the replicated partitioned program.
@@ -17,8 +17,8 @@ import pytest
 from jax import export
 
 import dmljax
-from dmljax._ops import sorted_fold
-from dmljax._ops.reductions import combine
+from dmljax._ops.ordered import sorted_fold
+from dmljax._ops.ordered.reductions import combine
 from tests.multidevice import run_json
 
 FORMULATIONS = {
@@ -562,7 +562,7 @@ def test_serialized_programs_fold_in_the_lax_form(reduction, interpreted):
 
 def test_the_kernel_lanes_past_a_block():
     """More runs than one block, a run longer than the others, a run of length 0."""
-    from dmljax._ops import fold_kernel
+    from dmljax._ops.ordered import fold_kernel
 
     rng = np.random.default_rng(5)
     lengths = rng.integers(0, 9, fold_kernel.BLOCK * 2 + 3)

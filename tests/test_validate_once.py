@@ -35,15 +35,15 @@ from dmljax import (
     compile_operator,
 )
 from dmljax._descriptors.registry import lookup
-from dmljax._ops.arg_reduce import argmax_validated, argmin_validated
-from dmljax._ops.cumulative import cumulative_product_validated, cumulative_sum_validated
-from dmljax._ops.gather import gather_elements_validated, gather_validated
-from dmljax._ops.nd import gather_nd_validated, scatter_nd_validated
-from dmljax._ops.nonzero import nonzero_coordinates_validated
-from dmljax._ops.one_hot import one_hot_validated
-from dmljax._ops.scatter import scatter_validated
-from dmljax._ops.slice1 import slice1_validated
-from dmljax._ops.topk import top_k_validated
+from dmljax._ops.index.gather import gather_elements_validated, gather_validated
+from dmljax._ops.index.nd import gather_nd_validated, scatter_nd_validated
+from dmljax._ops.index.scatter import scatter_validated
+from dmljax._ops.index.slice1 import slice1_validated
+from dmljax._ops.movement.one_hot import one_hot_validated
+from dmljax._ops.ordered.cumulative import cumulative_product_validated, cumulative_sum_validated
+from dmljax._ops.selection.arg_reduce import argmax_validated, argmin_validated
+from dmljax._ops.selection.nonzero import nonzero_coordinates_validated
+from dmljax._ops.selection.topk import top_k_validated
 from dmljax._random.generator import random_generator_validated
 
 F32, U32, I32 = np.dtype("float32"), np.dtype("uint32"), np.dtype("int32")
@@ -189,19 +189,19 @@ DESCRIPTORS = {
 
 # Argument checks of the public functions (write_tensor: the aliasing check): none may run on the descriptor path.
 PUBLIC_CHECKS = (
-    "_ops/indices.py:as_data",
-    "_ops/indices.py:as_indices",
-    "_ops/indices.py:check_axis",
-    "_ops/indices.py:resolve_mode",
-    "_ops/index_checks.py:prepare_indices",
+    "_ops/common/indices.py:as_data",
+    "_ops/common/indices.py:as_indices",
+    "_ops/common/indices.py:check_axis",
+    "_ops/common/indices.py:resolve_mode",
+    "_ops/common/index_checks.py:prepare_indices",
     "_random/generator.py:check_state",
-    "_ops/indices.py:check_rank",
-    "_ops/order_keys.py:check_ordered",
-    "_ops/cumulative.py:_cumulative",
-    "_ops/topk.py:_check_k",
-    "_ops/arg_reduce.py:_arg_reduce",
-    "_ops/arg_reduce.py:_check_axes",
-    "_ops/one_hot.py:_check_depth",
+    "_ops/common/indices.py:check_rank",
+    "_ops/selection/order_keys.py:check_ordered",
+    "_ops/ordered/cumulative.py:_cumulative",
+    "_ops/selection/topk.py:_check_k",
+    "_ops/selection/arg_reduce.py:_arg_reduce",
+    "_ops/selection/arg_reduce.py:_check_axes",
+    "_ops/movement/one_hot.py:_check_depth",
     "_buffers/strided.py:write_tensor",
 )
 

@@ -25,7 +25,7 @@ from dmljax._descriptors.feature_levels import FeatureLevel
 from dmljax._descriptors.members import int_member, set_tensors
 from dmljax._descriptors.registry import Operator, register
 from dmljax._descriptors.validate import Check, check_axis, check_output, same
-from dmljax._ops.cumulative import cumulative_product_validated, cumulative_sum_validated
+from dmljax._ops.ordered.cumulative import cumulative_product_validated, cumulative_sum_validated
 
 __all__ = [
     "CUMULATIVE_PRODUCT_SUPPORT",

@@ -17,7 +17,7 @@ from dmljax._descriptors.members import int_member, set_tensors
 from dmljax._descriptors.registry import Operator, register
 from dmljax._descriptors.support import FL2_1_DATA_TYPES, SupportRow
 from dmljax._descriptors.validate import Check, check_output, check_row, same, tensors_of
-from dmljax._ops.depth_space import check_order, depth_to_space_validated, space_to_depth_validated
+from dmljax._ops.movement.depth_space import check_order, depth_to_space_validated, space_to_depth_validated
 
 __all__ = ["DEPTH_SPACE_SUPPORT", "DepthToSpaceOperatorDesc", "SpaceToDepthOperatorDesc"]
 

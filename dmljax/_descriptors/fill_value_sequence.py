@@ -19,7 +19,7 @@ from dmljax._descriptors.members import set_tensors
 from dmljax._descriptors.registry import Operator, register
 from dmljax._descriptors.support import FL2_1_DATA_TYPES, SupportRow
 from dmljax._descriptors.validate import Check, check_output, check_row, tensors_of
-from dmljax._ops.fill_value_sequence import check_scalar, fill_value_sequence_validated
+from dmljax._ops.movement.fill_value_sequence import check_scalar, fill_value_sequence_validated
 
 __all__ = ["FILL_VALUE_SEQUENCE_SUPPORT", "FillValueSequenceOperatorDesc"]
 

@@ -24,7 +24,7 @@ from dmljax._descriptors.support import (
     SupportRow,
 )
 from dmljax._descriptors.validate import Check, check_indexing
-from dmljax._ops.gather import gather_validated
+from dmljax._ops.index.gather import gather_validated
 
 __all__ = ["GATHER_SUPPORT", "GatherOperatorDesc", "gather_output_sizes"]
 

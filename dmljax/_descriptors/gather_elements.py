@@ -23,7 +23,7 @@ from dmljax._descriptors.support import (
     SupportRow,
 )
 from dmljax._descriptors.validate import Check, check_indexing, check_sizes_except_axis_members, same
-from dmljax._ops.gather import gather_elements_validated
+from dmljax._ops.index.gather import gather_elements_validated
 
 __all__ = ["GATHER_ELEMENTS_SUPPORT", "GatherElementsOperatorDesc"]
 

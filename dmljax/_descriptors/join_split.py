@@ -20,7 +20,7 @@ from dmljax._descriptors.members import int_member, set_tensors
 from dmljax._descriptors.registry import Operator, register
 from dmljax._descriptors.support import FL1_0_DATA_TYPES, FL2_1_DATA_TYPES, SupportRow
 from dmljax._descriptors.validate import Check, check_axis, check_output, check_row, same, tensors_of
-from dmljax._ops.join_split import join_validated, split_validated
+from dmljax._ops.movement.join_split import join_validated, split_validated
 
 __all__ = ["JOIN_SPLIT_SUPPORT", "JoinOperatorDesc", "SplitOperatorDesc"]
 

@@ -26,7 +26,7 @@ from dmljax._descriptors.members import int_member, set_tensors
 from dmljax._descriptors.registry import Operator, register
 from dmljax._descriptors.support import FL2_1_DATA_TYPES, FL3_0_INDEX_TYPES, FL4_1_DATA_TYPES, SupportRow
 from dmljax._descriptors.validate import Check, check_indexed_tensors, check_output, same, tensors_of
-from dmljax._ops.nd import gather_nd_validated, scatter_nd_validated
+from dmljax._ops.index.nd import gather_nd_validated, scatter_nd_validated
 
 __all__ = ["GATHER_ND_SUPPORT", "SCATTER_ND_SUPPORT", "GatherNDOperatorDesc", "ScatterNDOperatorDesc", "right_aligned"]
 

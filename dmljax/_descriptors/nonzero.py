@@ -19,7 +19,7 @@ from dmljax._descriptors.members import set_tensors
 from dmljax._descriptors.registry import Operator, register
 from dmljax._descriptors.support import FL2_1_DATA_TYPES
 from dmljax._descriptors.validate import Check, check_output
-from dmljax._ops.nonzero import nonzero_coordinates_validated
+from dmljax._ops.selection.nonzero import nonzero_coordinates_validated
 
 __all__ = ["NONZERO_COORDINATES_SUPPORT", "NonzeroCoordinatesOperatorDesc"]
 

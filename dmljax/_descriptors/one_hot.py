@@ -20,7 +20,7 @@ from dmljax._descriptors.members import int_member, set_tensors
 from dmljax._descriptors.registry import Operator, register
 from dmljax._descriptors.support import FL1_0_DATA_TYPES, FL2_1_DATA_TYPES, FL3_0_INDEX_TYPES
 from dmljax._descriptors.validate import Check, check_axis, check_output, same
-from dmljax._ops.one_hot import one_hot_validated
+from dmljax._ops.movement.one_hot import one_hot_validated
 
 __all__ = ["ONE_HOT_SUPPORT", "OneHotOperatorDesc"]
 

@@ -20,7 +20,7 @@ from dmljax._descriptors.members import ints_member, set_tensors
 from dmljax._descriptors.registry import Operator, register
 from dmljax._descriptors.support import FL4_1_DATA_TYPES, SupportRow
 from dmljax._descriptors.validate import Check, check_output, check_row, same, tensors_of
-from dmljax._ops.padding import check_mode, padding_validated, padding_value
+from dmljax._ops.movement.padding import check_mode, padding_validated, padding_value
 
 __all__ = ["PADDING_SUPPORT", "PaddingOperatorDesc"]
 

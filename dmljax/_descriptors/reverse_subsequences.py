@@ -18,7 +18,7 @@ from dmljax._descriptors.members import int_member, set_tensors
 from dmljax._descriptors.registry import Operator, register
 from dmljax._descriptors.support import FL2_1_DATA_TYPES, SupportRow
 from dmljax._descriptors.validate import Check, check_axis, check_output, check_tensor, same, tensors_of
-from dmljax._ops.reverse_subsequences import reverse_subsequences_validated
+from dmljax._ops.movement.reverse_subsequences import reverse_subsequences_validated
 
 __all__ = ["REVERSE_SUBSEQUENCES_SUPPORT", "ReverseSubsequencesOperatorDesc"]
 

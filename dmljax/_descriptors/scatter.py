@@ -24,7 +24,7 @@ from dmljax._descriptors.support import (
     SupportRow,
 )
 from dmljax._descriptors.validate import Check, check_indexing, check_sizes_except_axis_members, same
-from dmljax._ops.scatter import scatter_validated
+from dmljax._ops.index.scatter import scatter_validated
 
 __all__ = ["SCATTER_SUPPORT", "ScatterElementsOperatorDesc", "ScatterOperatorDesc"]
 

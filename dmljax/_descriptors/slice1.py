@@ -22,7 +22,7 @@ from dmljax._descriptors.support import (
     SupportRow,
 )
 from dmljax._descriptors.validate import Check, check_output, check_row, same, tensors_of
-from dmljax._ops.slice1 import check_window_rules, slice1_validated
+from dmljax._ops.index.slice1 import check_window_rules, slice1_validated
 
 __all__ = ["SLICE1_SUPPORT", "Slice1OperatorDesc"]
 
@@ -66,7 +66,7 @@ SLICE1_SUPPORT = (
     SupportRow(FeatureLevel.FL_4_1, (1, MAX_DIMENSIONS), FL4_1_DATA_TYPES),
 )
 
-# The window members named by the rules of `dmljax._ops.slice1.check_window_rules`
+# The window members named by the rules of `dmljax._ops.index.slice1.check_window_rules`
 # (``output_sizes``: the windowed tensor's sizes, `check_window_members`).
 _WINDOW_MEMBERS = {
     "offsets": "input_window_offsets",

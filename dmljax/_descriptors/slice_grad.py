@@ -17,7 +17,7 @@ from dmljax._descriptors.registry import Operator, register
 from dmljax._descriptors.slice1 import check_window_members, set_window_members
 from dmljax._descriptors.support import FL2_1_DATA_TYPES, SupportRow
 from dmljax._descriptors.validate import Check, check_output, check_row, same, tensors_of
-from dmljax._ops.slice_grad import slice_grad_validated
+from dmljax._ops.index.slice_grad import slice_grad_validated
 
 __all__ = ["SLICE_GRAD_SUPPORT", "SliceGradOperatorDesc"]
 

@@ -18,7 +18,7 @@ from dmljax._descriptors.members import ints_member, set_tensors
 from dmljax._descriptors.registry import Operator, register
 from dmljax._descriptors.support import FL1_0_DATA_TYPES, FL2_1_DATA_TYPES, SupportRow
 from dmljax._descriptors.validate import Check, check_output, check_row, same, tensors_of
-from dmljax._ops.tile import tile_validated
+from dmljax._ops.movement.tile import tile_validated
 
 __all__ = ["TILE_SUPPORT", "TileOperatorDesc"]
 

@@ -21,8 +21,8 @@ from dmljax._descriptors.members import int_member, ints_member, set_tensors
 from dmljax._descriptors.registry import Operator, register
 from dmljax._descriptors.support import FL2_1_DATA_TYPES, FL3_0_INDEX_TYPES
 from dmljax._descriptors.validate import Check, check_axis, check_output, same
-from dmljax._ops.arg_reduce import argmax_validated, argmin_validated
-from dmljax._ops.topk import top_k_validated
+from dmljax._ops.selection.arg_reduce import argmax_validated, argmin_validated
+from dmljax._ops.selection.topk import top_k_validated
 
 __all__ = ["ARG_REDUCE_SUPPORT", "TOP_K_SUPPORT", "ArgMaxOperatorDesc", "ArgMinOperatorDesc", "TopKOperatorDesc"]
 

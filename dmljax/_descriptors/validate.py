@@ -23,7 +23,7 @@ from dmljax._core.limits import MAX_TENSOR_ELEMENTS
 from dmljax._descriptors.feature_levels import FeatureLevel
 from dmljax._descriptors.registry import Operator, lookup
 from dmljax._descriptors.support import SupportRow, support_at
-from dmljax._ops.indices import check_sizes_except_axis
+from dmljax._ops.common.indices import check_sizes_except_axis
 
 __all__ = [
     "Check",

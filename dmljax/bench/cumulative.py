@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dmljax._ops.cumulative import cumulative_product, cumulative_sum
+from dmljax._ops.ordered.cumulative import cumulative_product, cumulative_sum
 from dmljax.bench._harness import Case, sized
 
 __all__ = ["cases"]

@@ -3,7 +3,7 @@
 Why the check is a program of its own: docs/design/index-checks.md.
 
 An un-jitted call in the default index mode (``mode=None``) on concrete device arrays
-checks the indices (`dmljax._ops.index_checks`) and raises `IndexError` for a bad one; inside
+checks the indices (`dmljax._ops.common.index_checks`) and raises `IndexError` for a bad one; inside
 `jax.jit` the indices are traced and nothing is checked. Contenders, the first under test:
 ``eager`` (the call itself, on arrays already on the device) and ``jit`` (the reference for
 ratios: the same call inside `jax.jit`, compiled once). ratio = eager / jit: what the

@@ -32,7 +32,7 @@ import numpy as np
 from jax import lax
 
 import dmljax
-from dmljax._ops.padding import PADDING_MODES
+from dmljax._ops.movement.padding import PADDING_MODES
 from dmljax._random.vector_width import default_platform
 from dmljax.bench._harness import Case, sized
 

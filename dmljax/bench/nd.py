@@ -12,7 +12,7 @@ backward: advanced indexing, ``index_put(accumulate=...)`` and ``scatter_add``.
 Duplicates: ``"few"`` draws the targets uniformly from every element (a handful of updates
 per element at most); ``"many"`` draws them from 1/32 of the elements (about 32 updates per
 target, more for the busiest). dmljax's ordered reduction costs one round per update of the
-busiest target (`dmljax._ops.reductions`), so "many" is where exactness costs most. Updates
+busiest target (`dmljax._ops.ordered.reductions`), so "many" is where exactness costs most. Updates
 are small integers stored as float32, so every order of summation gives the same sums and
 the contenders' results can be compared bit for bit; the time does not depend on the values.
 Backward cases time ``grad(sum(op(x, u) * cotangent))`` for the data and the updates.

@@ -12,7 +12,7 @@ after wrapping negative indices, with ``mode="clip"``; ``put_along_axis`` with
 ``mode="drop"``; basic slicing + ``flip``);
 ``numpy`` for forward passes; ``flat`` for scatter (a contender: the fastest
 formulation measured, one 1-D scatter at flat positions); ``blocked`` for gather_elements along
-axis 0 (a contender: `dmljax._ops.gather_blocked` written with ``jnp``, the fastest forward
+axis 0 (a contender: `dmljax._ops.index.gather_blocked` written with ``jnp``, the fastest forward
 found on an AVX2 host, not on an AVX-512 one); ``torch`` (CPU, when installed:
 `dmljax.bench._torch`) forward and backward. Backward cases time ``grad(sum(op(x) * cotangent))``.
 """

@@ -3,7 +3,7 @@
 Each case reduces float32 rows ``(n, 16)`` of about ``nbytes`` bytes into ``n / 8``
 segments at random ids (eight rows a segment on average), labelled with the data's shape.
 Contenders, dmljax first (the rows combined in index order, bit for bit on every
-platform: `dmljax._ops.reductions`): ``jax.ops`` (``jax.ops.segment_*``, XLA's scatter
+platform: `dmljax._ops.ordered.reductions`): ``jax.ops`` (``jax.ops.segment_*``, XLA's scatter
 reductions, the reference for ratios; the mean as ``segment_sum / counts``; sums and
 products in no defined order, hence "any order" in their names) and ``numpy`` on the host
 (``np.add.at``, ``np.multiply.at``, ``np.maximum.at``, ``np.minimum.at``: unbuffered, in

@@ -10,8 +10,8 @@ uniform; ``zipf``: a power law; ``hot``: uniform with 4,096 of the updates on on
 ratio, ``x.at[t].add(u)`` / ``.max(u)`` / ``.min(u)``.
 
 On several devices dmljax's ordered ``add`` runs the one-device program on the replicated
-operands (`dmljax._ops.ordered_partition`); its ``max``/``min`` are order-free
-(`dmljax._ops.extremal`). XLA's partitioner splits ``jnp``'s scatter by its updates and
+operands (`dmljax._ops.ordered.ordered_partition`); its ``max``/``min`` are order-free
+(`dmljax._ops.ordered.extremal`). XLA's partitioner splits ``jnp``'s scatter by its updates and
 combines the shards' partial results.
 
 Each contender's result is compared bit for bit with NumPy's ``ufunc.at`` loop on the same

@@ -4,7 +4,7 @@
 
 * calls (``jit``/``pjit``, ``closed_call``, ``custom_jvp_call``, ``custom_vjp_call``,
   ``checkpoint``) are inlined, so markers inside jitted functions are reached;
-* the ordered float add's primitive (`dmljax._ops.ordered_add`; outside a marker in a
+* the ordered float add's primitive (`dmljax._ops.ordered.ordered_add`; outside a marker in a
   ``jax.jvp``) becomes a lax scatter-add, so a ScatterElements ``add``, which ONNX defines
   in the updates' order;
 * each operator marker (`dmljax._core.markers`) becomes the operator's export-only
@@ -44,8 +44,8 @@ from jax._src.lax import slicing
 
 from dmljax._core.errors import fail
 from dmljax._core.markers import MARK_P
-from dmljax._ops.ordered_add import PRIMITIVES as ORDERED_ADDS
-from dmljax._ops.positions import scatter_at
+from dmljax._ops.common.positions import scatter_at
+from dmljax._ops.ordered.ordered_add import PRIMITIVES as ORDERED_ADDS
 from dmljax.onnx._elementwise import (
     elementwise_gather,
     elementwise_scatter,

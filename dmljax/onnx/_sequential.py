@@ -111,7 +111,7 @@ def _targets(tuples: Any, sizes: tuple[int, ...], mode: str) -> tuple[Any, Any]:
 
 
 def _rounds(data: Any, tuples: Any, rows: Any, mode: str, combine: Any) -> Any:
-    """dmljax's own rounds (`dmljax._ops.reductions`): each round, every target takes its
+    """dmljax's own rounds (`dmljax._ops.ordered.reductions`): each round, every target takes its
     first pending update (a ScatterElements ``min`` of the updates' positions), gathers,
     combines and writes back with targets that are unique but for a dump row; R rounds, R
     the largest number of updates of one element."""

@@ -1,0 +1,141 @@
+"""The ordered float add as a linear JAX primitive, so forward mode combines in order too.
+
+`ordered_add` (``ordered_add_p``) folds ``updates`` into ``flat`` at ``targets`` in the
+updates' order, as ONNX's loop does. Its formulation (one in-order XLA scatter on one CPU
+device, the sorted fold elsewhere, through `dmljax._ops.ordered.ordered_partition` on several
+devices) is `dmljax._ops.ordered.reductions`' and is given here by `define_formulation`; the
+primitive adds the rules that a ``jax.custom_jvp`` could not give a linear function:
+
+* lowering: `mlir.lower_fun` of the formulation on every platform (dmljax's config is read
+  when the primitive is lowered; it is part of JAX's cache keys). Whether the program may be
+  partitioned (several devices, concrete shapes, config ``ordered_replicated_partitions``)
+  is decided when it is bound, as before: then it is ``ordered_add_replicated_p``, whose
+  formulation runs in a `jax.experimental.custom_partitioning` and which, like that, asks
+  JAX for the devices when it is lowered;
+* JVP: the primitive itself on the tangents, so ``jax.jvp`` and ``jax.jacfwd`` combine in
+  the loop's order, bit for bit the primal operation applied to the tangents (a float XLA
+  scatter-add would combine in the GPU's atomic order);
+* transpose: the cotangent to ``flat``; to each update, the cotangent at its target (a
+  gather; 0 for a dropped target), what the transpose of XLA's scatter-add gives;
+* batching: a batch becomes one reduction of the concatenated rows (targets offset by
+  row; dropped ones stay dropped), row by row where the offsets would not fit.
+
+Design note: docs/design/ordered-reductions.md ("Forward mode").
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.extend.core
+from jax import lax
+from jax._src import dispatch
+from jax.interpreters import ad, batching, mlir
+
+from dmljax._core.config import config
+from dmljax._core.platform import concrete_shape
+from dmljax._ops.common.positions import batch_rows
+
+__all__ = [
+    "PRIMITIVES",
+    "define_formulation",
+    "formulation",
+    "ordered_add",
+    "ordered_add_p",
+    "ordered_add_replicated_p",
+]
+
+# One device: the formulation `in_order`; several (replicated=True): through ordered_partition.
+ordered_add_p = jax.extend.core.Primitive("dmljax_ordered_add")
+ordered_add_replicated_p = jax.extend.core.Primitive("dmljax_ordered_add_replicated")
+PRIMITIVES = {ordered_add_p: False, ordered_add_replicated_p: True}  # primitive -> replicated
+
+# ``fun(flat, targets, updates, indices_are_sorted, replicated)``: set by `define_formulation`.
+_FORMULATION: list[Callable[..., jax.Array]] = []
+
+
+def ordered_add(flat: jax.Array, targets: jax.Array, updates: jax.Array, indices_are_sorted: bool = False) -> jax.Array:
+    """``flat`` with ``updates`` added at ``targets`` one after the other, in their order.
+
+    Args:
+      flat: 1-D float or complex array.
+      targets: 1-D unsigned positions into ``flat``; values ``>= flat.size`` are dropped.
+      updates: 1-D array of ``targets.shape`` and ``flat``'s type, in loop order.
+      indices_are_sorted: the caller promises ``targets`` ascending (dropped ones included).
+
+    Examples:
+      >>> import dmljax  # the formulation is defined when dmljax is imported
+      >>> t = jnp.array([1, 1, 1, 5], jnp.uint32)
+      >>> ordered_add(jnp.zeros(2), t, jnp.array([1e8, -1e8, 1.0, 7.0]))
+      Array([0., 1.], dtype=float32)
+      >>> jax.jvp(lambda u: ordered_add(jnp.zeros(2), t, u), (jnp.ones(4),), (jnp.array([1e8, 1.0, -1e8, 7.0]),))[1]
+      Array([0., 0.], dtype=float32)
+    """
+    whole = concrete_shape(flat.shape + targets.shape)
+    replicated = config.ordered_replicated_partitions and jax.device_count() > 1 and whole
+    prim = ordered_add_replicated_p if replicated else ordered_add_p
+    return prim.bind(flat, targets, updates, indices_are_sorted=bool(indices_are_sorted))
+
+
+def define_formulation(fun: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
+    """Make ``fun(flat, targets, updates, indices_are_sorted, replicated)`` the primitives'
+    formulation on every platform (`dmljax._ops.ordered.reductions` calls it once, at import); returns ``fun``."""
+    _FORMULATION[:] = [fun]
+    for prim, replicated in PRIMITIVES.items():
+        lowering = functools.partial(formulation, replicated=replicated)
+        mlir.register_lowering(prim, mlir.lower_fun(lowering, multiple_results=False))
+    return fun
+
+
+def formulation(
+    flat: jax.Array, targets: jax.Array, updates: jax.Array, *, indices_are_sorted: bool, replicated: bool
+) -> jax.Array:
+    """The formulation a primitive lowers to, as plain JAX (``replicated``: `ordered_add_replicated_p`'s)."""
+    return _FORMULATION[0](flat, targets, updates, indices_are_sorted, replicated)
+
+
+def _abstract_eval(flat: Any, targets: Any, updates: Any, *, indices_are_sorted: bool) -> Any:
+    vma = getattr(flat, "vma", None)
+    if vma is None:
+        return flat
+    return flat.update(vma=frozenset().union(*(getattr(a, "vma", frozenset()) for a in (flat, targets, updates))))
+
+
+def _jvp(prim: Any, primals: tuple, tangents: tuple, *, indices_are_sorted: bool) -> tuple:
+    flat, targets, updates = primals
+    d_flat, _, d_updates = tangents
+    out = prim.bind(flat, targets, updates, indices_are_sorted=indices_are_sorted)
+    # JAX calls the rule only with a tangent that is not a symbolic zero (not the targets')
+    d_flat, d_updates = ad.instantiate_zeros(d_flat), ad.instantiate_zeros(d_updates)
+    return out, prim.bind(d_flat, targets, d_updates, indices_are_sorted=indices_are_sorted)
+
+
+def _transpose(ct: Any, flat: Any, targets: Any, updates: Any, *, indices_are_sorted: bool) -> list[Any]:
+    if type(ct) is ad.Zero:
+        return [None, None, None]
+    ct_flat = ct if ad.is_undefined_primal(flat) else None
+    ct_updates = None
+    if ad.is_undefined_primal(updates):  # as lax.scatter_add's transpose: a gather, 0 where dropped
+        dnums = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
+        mode = lax.GatherScatterMode.FILL_OR_DROP
+        ct_updates = lax.gather(ct, targets[:, None], dnums, (1,), mode=mode, fill_value=0)
+    return [ct_flat, None, ct_updates]
+
+
+def _batch(prim: Any, args: tuple, dims: tuple, *, indices_are_sorted: bool) -> tuple[jax.Array, int]:
+    whole = functools.partial(prim.bind, indices_are_sorted=False)  # a row's dropped targets precede the next row's
+    per_row = functools.partial(prim.bind, indices_are_sorted=indices_are_sorted)
+    return batch_rows(args, dims, whole, per_row)
+
+
+for _prim in PRIMITIVES:
+    _prim.def_impl(functools.partial(dispatch.apply_primitive, _prim))
+    _prim.def_abstract_eval(_abstract_eval)
+    ad.primitive_jvps[_prim] = functools.partial(_jvp, _prim)
+    ad.primitive_transposes[_prim] = _transpose
+    batching.primitive_batchers[_prim] = functools.partial(_batch, _prim)
+# its formulation holds a custom_partitioning, which needs them
+dispatch.prim_requires_devices_during_lowering.add(ordered_add_replicated_p)
