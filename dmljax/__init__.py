@@ -66,6 +66,8 @@ from dmljax._ops.selection.arg_reduce import argmax as argmax
 from dmljax._ops.selection.arg_reduce import argmin as argmin
 from dmljax._ops.selection.nonzero import nonzero_coordinates as nonzero_coordinates
 from dmljax._ops.selection.topk import top_k as top_k
+from dmljax._ops.vision.resample import resample as resample
+from dmljax._ops.vision.resample import resample_grad as resample_grad
 from dmljax._random.distributions import bernoulli as bernoulli
 from dmljax._random.distributions import normal as normal
 from dmljax._random.distributions import randint as randint
@@ -140,6 +142,8 @@ __all__ = [
     "randint",
     "random_generator",
     "read_tensor",
+    "resample",
+    "resample_grad",
     "reverse_subsequences",
     "scatter",
     "scatter_elements",

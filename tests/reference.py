@@ -7,6 +7,8 @@ obviously correct.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 # --------------------------------------------------------------------------------------
@@ -626,3 +628,62 @@ def slice_grad(gradient: np.ndarray, shape, offsets, sizes, strides) -> np.ndarr
     for c in np.ndindex(*gradient.shape):
         out[tuple(b + t * ci for b, t, ci in zip(begin, strides, c, strict=True))] = gradient[c]
     return out
+
+
+def _resample_taps(o: int, size: int, scale, offset_in, offset_out, mode: str, rounding) -> list:
+    """One axis of Resample: ``[(input index, float32 weight or None), ...]`` for output position ``o``."""
+    f32 = np.float32
+    c = (f32(o) - f32(offset_out)) / f32(scale) - f32(offset_in)
+    if mode == "nearest":
+        r = {None: np.floor(c + f32(0.5)), "decreasing": np.floor(c), "increasing": np.ceil(c)}[rounding]
+        return [(int(min(max(float(r), 0), size - 1)), None)]
+    c = min(max(c, f32(0)), f32(size - 1))
+    low = int(np.floor(c))
+    frac = f32(c - f32(low))
+    return [(low, f32(1) - frac), (min(low + 1, size - 1), frac)]
+
+
+def resample_output_shape(shape, scales) -> tuple:
+    return tuple(int(np.floor(np.float32(n) * np.float32(s))) for n, s in zip(shape, scales, strict=True))
+
+
+def _resample_corners(out_index, shape, scales, offsets_in, offsets_out, mode, rounding):
+    """Every (input index tuple, float32 weight) an output element reads, corners in row-major order."""
+    per_axis = [
+        _resample_taps(o, n, s, a, b, mode, rounding)
+        for o, n, s, a, b in zip(out_index, shape, scales, offsets_in, offsets_out, strict=True)
+    ]
+    for corner in itertools.product(*per_axis):
+        weight = None
+        for _, w in corner:
+            if w is not None:
+                weight = w if weight is None else np.float32(weight * w)
+        yield tuple(i for i, _ in corner), weight
+
+
+def resample(x: np.ndarray, scales, mode="nearest", offsets_in=0.5, offsets_out=-0.5, rounding=None) -> np.ndarray:
+    """DML_RESAMPLE1/2: each output element's corners summed in row-major order, float32."""
+    rank = x.ndim
+    offsets_in = (offsets_in,) * rank if np.isscalar(offsets_in) else tuple(offsets_in)
+    offsets_out = (offsets_out,) * rank if np.isscalar(offsets_out) else tuple(offsets_out)
+    out = np.zeros(resample_output_shape(x.shape, scales), x.dtype)
+    for o in np.ndindex(*out.shape):
+        total = None
+        for index, weight in _resample_corners(o, x.shape, scales, offsets_in, offsets_out, mode, rounding):
+            value = x[index] if weight is None else np.float32(weight * np.float32(x[index]))
+            total = value if total is None else np.float32(total + value)
+        out[o] = total
+    return out
+
+
+def resample_grad(g: np.ndarray, shape, scales, mode="nearest", offsets_in=0.5, offsets_out=-0.5, rounding=None):
+    """DML_RESAMPLE_GRAD: weight * g[o] added into a zero input, outputs row-major, corners in order."""
+    rank = len(shape)
+    offsets_in = (offsets_in,) * rank if np.isscalar(offsets_in) else tuple(offsets_in)
+    offsets_out = (offsets_out,) * rank if np.isscalar(offsets_out) else tuple(offsets_out)
+    out = np.zeros(shape, np.float32)
+    for o in np.ndindex(*g.shape):
+        for index, weight in _resample_corners(o, shape, scales, offsets_in, offsets_out, mode, rounding):
+            update = np.float32(g[o]) if weight is None else np.float32(weight * np.float32(g[o]))
+            out[index] = np.float32(out[index] + update)
+    return out.astype(g.dtype)
