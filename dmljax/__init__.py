@@ -28,6 +28,12 @@ from dmljax._descriptors.one_hot import OneHotOperatorDesc as OneHotOperatorDesc
 from dmljax._descriptors.padding import PaddingOperatorDesc as PaddingOperatorDesc
 from dmljax._descriptors.random_generator import RandomGeneratorOperatorDesc as RandomGeneratorOperatorDesc
 from dmljax._descriptors.random_generator import RandomGeneratorType as RandomGeneratorType
+from dmljax._descriptors.resample import InterpolationMode as InterpolationMode
+from dmljax._descriptors.resample import Resample1OperatorDesc as Resample1OperatorDesc
+from dmljax._descriptors.resample import Resample2OperatorDesc as Resample2OperatorDesc
+from dmljax._descriptors.resample import ResampleGrad1OperatorDesc as ResampleGrad1OperatorDesc
+from dmljax._descriptors.resample import ResampleGradOperatorDesc as ResampleGradOperatorDesc
+from dmljax._descriptors.resample import ResampleOperatorDesc as ResampleOperatorDesc
 from dmljax._descriptors.reverse_subsequences import ReverseSubsequencesOperatorDesc as ReverseSubsequencesOperatorDesc
 from dmljax._descriptors.scatter import ScatterElementsOperatorDesc as ScatterElementsOperatorDesc
 from dmljax._descriptors.scatter import ScatterOperatorDesc as ScatterOperatorDesc
@@ -96,12 +102,18 @@ __all__ = [
     "GatherNDOperatorDesc",
     "GatherOperatorDesc",
     "IndexMode",
+    "InterpolationMode",
     "JoinOperatorDesc",
     "NonzeroCoordinatesOperatorDesc",
     "OneHotOperatorDesc",
     "PaddingOperatorDesc",
     "RandomGeneratorOperatorDesc",
     "RandomGeneratorType",
+    "Resample1OperatorDesc",
+    "Resample2OperatorDesc",
+    "ResampleGrad1OperatorDesc",
+    "ResampleGradOperatorDesc",
+    "ResampleOperatorDesc",
     "ReverseSubsequencesOperatorDesc",
     "ScatterElementsOperatorDesc",
     "ScatterNDOperatorDesc",

@@ -10,8 +10,8 @@ import textwrap
 import warnings
 
 import jax
-import jax.test_util
 import jax.numpy as jnp
+import jax.test_util
 import numpy as np
 import pytest
 from onnx import helper
@@ -19,7 +19,6 @@ from onnx import helper
 import dmljax
 from tests import reference
 from tests.multidevice import run_json
-from tests.onnx_node import onnxruntime
 
 # (shape, scales, mode, input offsets, output offsets, rounding)
 CASES = [

@@ -244,7 +244,10 @@ def onnx_modes(spec: ResampleSpec) -> tuple[str, str] | None:
 def _mark(out: jax.Array, x: jax.Array, spec: ResampleSpec) -> jax.Array:
     """Mark the result as an ONNX Resize where one expresses ``spec``."""
     modes = onnx_modes(spec)
-    if modes is None or not traced(out, x):
+    sizes = tuple(
+        int(np.floor(np.float32(n) * np.float32(s))) for n, s in zip(spec.input_shape, spec.scales, strict=True)
+    )
+    if modes is None or sizes != spec.output_shape or not traced(out, x):  # Resize's sizes are floor(size * scale)
         return out
     return mark(
         out, x, op="resample", mode=spec.mode, scales=spec.scales, coordinate_mode=modes[0], nearest_mode=modes[1]
