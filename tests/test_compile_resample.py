@@ -51,7 +51,9 @@ def test_strided_layouts_and_free_output_sizes_match_the_oracles(seed, mode):
     rng = np.random.default_rng(seed)
     sizes = tuple(int(n) for n in rng.integers(1, 6, 4))
     scales = tuple(float(s) for s in rng.choice([0.5, 1.0, 1.5, 2.0, 2.5], 4))
-    out_sizes = tuple(max(1, int(np.floor(n * s)) + int(rng.integers(-1, 2))) for n, s in zip(sizes, scales))
+    out_sizes = tuple(
+        max(1, int(np.floor(n * s)) + int(rng.integers(-1, 2))) for n, s in zip(sizes, scales, strict=True)
+    )
     a, b = (0.5, 0.0, 0.25, 0.5), (-0.5, 0.0, 0.0, -0.5)
     x_desc, y_desc = random_layout(rng, "float32", sizes), random_layout(rng, "float32", out_sizes)
     x = rng.normal(size=sizes).astype(np.float32)
