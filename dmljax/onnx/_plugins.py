@@ -28,6 +28,7 @@ from dmljax.onnx._ordered import (
 )
 from dmljax.onnx._primitives import EXPORT_PRIMITIVES
 from dmljax.onnx._rewrite import check_marker
+from dmljax.onnx._vision import lower_resample
 
 __all__ = ["PLUGINS"]
 
@@ -43,6 +44,7 @@ _LOWERINGS = {
     "top_k_indices": lower_top_k_indices,
     "arg_reduce": lower_arg_reduce,
     "one_hot": lower_one_hot,
+    "resample": lower_resample,
     "read_tensor": lower_read_tensor,
     "write_tensor": lower_write_tensor,
 }
@@ -96,6 +98,7 @@ PLUGINS = (
     _plugin(_P["top_k_indices"], lower_top_k_indices, "top_k_indices", ("TopK", "Cast")),
     _plugin(_P["arg_reduce"], lower_arg_reduce, "arg_reduce", ("TopK", "Transpose", "Reshape", "Slice")),
     _plugin(_P["one_hot"], lower_one_hot, "one_hot", ("Equal", "Where")),
+    _plugin(_P["resample"], lower_resample, "resample", ("Resize", "Cast")),
     _plugin(_P["read_tensor"], lower_read_tensor, "read_tensor", ("Reshape", "Transpose", "Slice", "Concat", "Expand")),
     _plugin(_P["write_tensor"], lower_write_tensor, "write_tensor", ("Reshape", "Transpose", "Concat", "Slice")),
     _plugin(MARK_P, _lower_mark, "mark", ("Identity",)),

@@ -77,6 +77,12 @@ EXPORT_PRIMITIVES: dict[str, jax.extend.core.Primitive] = {
             indices.shape[:axis] + (depth,) + indices.shape[axis:], values.dtype
         ),
     ),
+    "resample": _primitive(
+        "resample",
+        lambda x, *, scales, **p: _shaped(
+            tuple(int(np.floor(np.float32(n) * np.float32(s))) for n, s in zip(x.shape, scales, strict=True)), x.dtype
+        ),
+    ),
     "slice1": _primitive("slice1", lambda x, **window: _shaped(window["output_sizes"], x.dtype)),
     "read_tensor": _primitive("read_tensor", lambda buffer, *, desc: _shaped(desc.sizes, np.dtype(desc.dtype.dtype))),
     "write_tensor": _primitive("write_tensor", lambda buffer, value, *, desc: _shaped(buffer.shape, buffer.dtype)),

@@ -31,7 +31,6 @@ import numpy as np
 from dmljax._core.errors import fail
 from dmljax._core.limits import MAX_DIMENSIONS
 from dmljax._core.markers import mark, traced
-from dmljax._core.platform import opaque_predicate
 from dmljax._ops.common.indices import as_data, check_rank
 from dmljax._ops.common.positions import flat_dtype
 from dmljax._ops.ordered.ordered_add import ordered_add
@@ -295,10 +294,14 @@ def _weight(spec: ResampleSpec, taps: tuple[int, ...], dtype: np.dtype) -> jax.A
 
 
 def _rounded(like: jax.Array, dtype: np.dtype) -> jax.Array:
-    """``-0.0`` times a runtime 0 or 1: added to a product, XLA's contraction ``fma(a, b, -0.0)``
-    is the rounded product, so the sums that follow add rounded products on every platform
-    (as `dmljax._ops.ordered.sorted_fold.combiner` does)."""
-    return jnp.asarray(-0.0, dtype) * opaque_predicate(like).astype(dtype)
+    """``-0.0`` times a runtime 0 or 1 (whether ``like``'s first element is NaN): added to a
+    product, XLA's contraction ``fma(a, b, -0.0)`` is the rounded product, so the sums that
+    follow add rounded products on every platform (as
+    `dmljax._ops.ordered.sorted_fold.combiner` does; a comparison, not a bitcast, so that
+    the ONNX export has no BitCast node).
+    """
+    first = like.reshape(-1)[:1]
+    return jnp.asarray(-0.0, dtype) * (first != first).astype(dtype)[0]
 
 
 def _forward(x: jax.Array, spec: ResampleSpec) -> jax.Array:
