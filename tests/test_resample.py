@@ -317,3 +317,24 @@ def test_resample_grad_is_bit_equal_on_1_and_8_devices():
     for key in one:
         assert one[key] == eight[key], key
     assert one["nearest"] == one["nearest eager"] and one["linear"] == one["linear eager"]
+
+
+# ----- the benchmark group --------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_every_vision_contender_computes_what_dmljax_computes():
+    """Nearest neighbour bit for bit (gradients: sums in another order), bilinear within rounding."""
+    from dmljax.bench import vision
+    from dmljax.bench._harness import block
+
+    built = vision.cases([8192])
+    assert {c.group for c in built} == {"vision"} and len(built) == 4
+    for case in built:
+        ours = np.asarray(block(case.contenders["dmljax"]()))
+        for name, fn in case.contenders.items():
+            theirs = np.asarray(block(fn()) if name != "torch" or "bwd" not in case.name else fn()[0])
+            if "nearest" in case.name and "fwd" in case.name:
+                np.testing.assert_array_equal(ours, theirs, err_msg=f"{case.name}: {name}")
+            elif name != "torch" or "fwd" in case.name:  # torch's backward: a cotangent of ones
+                np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5, err_msg=f"{case.name}: {name}")

@@ -15,6 +15,7 @@ import numpy as np
 
 import dmljax
 from dmljax.bench import _checks_movement as movement
+from dmljax.bench import _checks_vision as vision
 
 __all__ = ["CHECKS"]
 
@@ -293,6 +294,7 @@ CHECKS: list[tuple[str, Callable[[], str]]] = [
     ("slice_grad", movement.check_slice_grad),
     ("top_k, arg_reduce", movement.check_top_k_arg_reduce),
     ("one_hot, nonzero", movement.check_one_hot_nonzero),
+    ("resample", vision.check_resample),
     ("random_generator", check_random_generator),
     ("distributions", check_distributions),
     ("compile_operator", check_compile_operator),
