@@ -271,14 +271,16 @@ def _apply_grad(desc: Any, gradient: jax.Array) -> tuple[jax.Array]:
     return (resample_grad_validated(gradient, spec),)
 
 
-for _desc, _table in (
+_FORWARD: tuple[tuple[type, tuple[SupportRow, ...]], ...] = (
     (ResampleOperatorDesc, RESAMPLE_SUPPORT),
     (Resample1OperatorDesc, RESAMPLE1_SUPPORT),
     (Resample2OperatorDesc, RESAMPLE2_SUPPORT),
-):
-    register(Operator(_desc, _table, _validate, ("input_tensor",), _apply))
-for _desc, _table in (
+)
+_BACKWARD: tuple[tuple[type, tuple[SupportRow, ...]], ...] = (
     (ResampleGradOperatorDesc, RESAMPLE_GRAD_SUPPORT),
     (ResampleGrad1OperatorDesc, RESAMPLE_GRAD1_SUPPORT),
-):
+)
+for _desc, _table in _FORWARD:
+    register(Operator(_desc, _table, _validate, ("input_tensor",), _apply))
+for _desc, _table in _BACKWARD:
     register(Operator(_desc, _table, _validate, ("input_gradient_tensor",), _apply_grad))

@@ -213,7 +213,7 @@ def _validated(
     _check_float(op, "x", x.dtype, str(mode))
     out_shape = output_shape(op, shape, scales, context)
     flat_dtype(op, shape)  # positions into the input must fit (uint64 needs jax_enable_x64)
-    rounding = rounding_direction if mode == "nearest" else None
+    rounding = str(rounding_direction) if mode == "nearest" and rounding_direction is not None else None
     spec = ResampleSpec(shape, out_shape, str(mode), rounding, scales, offsets_in, offsets_out)
     return spec, x
 
@@ -306,16 +306,19 @@ def _rounded(like: jax.Array, dtype: np.dtype) -> jax.Array:
 
 def _forward(x: jax.Array, spec: ResampleSpec) -> jax.Array:
     dtype = _compute_dtype(x.dtype)
-    z = _rounded(x, dtype) if spec.mode == "linear" else None
-    total = None
-    for taps in _corners(spec):
+    z = _rounded(x, dtype)  # unused (dead code) for nearest
+
+    def term(taps: tuple[int, ...]) -> jax.Array:
         value = x
         for plan, tap in zip(spec.plans, taps, strict=True):
             value = jnp.take(value, jnp.asarray(plan.indices[tap], jnp.int32), axis=plan.axis, mode="clip")
         weight = _weight(spec, taps, dtype)
-        if weight is not None:
-            value = value.astype(dtype) * weight + z
-        total = value if total is None else total + value
+        return value if weight is None else value.astype(dtype) * weight + z
+
+    first, *rest = _corners(spec)
+    total = term(first)
+    for taps in rest:
+        total = total + term(taps)
     return total.astype(x.dtype)
 
 
@@ -336,7 +339,7 @@ def _backward(g: jax.Array, spec: ResampleSpec) -> jax.Array:
     corners = _corners(spec)
     targets = jnp.stack([_targets(spec, taps, positions) for taps in corners], axis=-1)
     gc = g.astype(dtype)
-    z = _rounded(g, dtype) if spec.mode == "linear" else None
+    z = _rounded(g, dtype)  # unused (dead code) for nearest
     updates = []
     for taps in corners:
         weight = _weight(spec, taps, dtype)
