@@ -338,3 +338,15 @@ def test_every_vision_contender_computes_what_dmljax_computes():
                 np.testing.assert_array_equal(ours, theirs, err_msg=f"{case.name}: {name}")
             elif name != "torch" or "fwd" in case.name:  # torch's backward: a cotangent of ones
                 np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5, err_msg=f"{case.name}: {name}")
+
+
+@pytest.mark.parametrize("case", CASES[:1] + CASES[5:8], ids=str)
+def test_float16_gradients_sum_in_float32_and_round_once(case):
+    g_shape = reference.resample_output_shape(case[0], case[1])
+    g = np.random.default_rng(8).normal(size=g_shape).astype(np.float16)
+    want = reference.resample_grad(g, case[0], case[1], **_oracle_args(case))
+    got = dmljax.resample_grad(g, case[0], case[1], **_args(case))
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(np.asarray(got), want)
+    x = np.zeros(case[0], np.float16)
+    np.testing.assert_array_equal(jax.vjp(lambda v: dmljax.resample(v, case[1], **_args(case)), x)[1](g)[0], want)

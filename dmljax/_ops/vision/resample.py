@@ -13,7 +13,8 @@ order by `dmljax._ops.ordered.ordered_add` (the same bits on every platform and 
 count). `resample`'s reverse-mode derivative is registered (``jax.custom_vjp``) as exactly
 `resample_grad`, so ``jax.vjp(resample)`` never lets XLA's scatter-add choose the order;
 being a custom VJP, `resample` has no forward-mode derivative (``jax.jvp`` raises), while
-`resample_grad` (made of the ordered add) has both.
+`resample_grad` (made of the ordered add) has both. Design note:
+docs/design/resample-gradient.md.
 """
 
 from __future__ import annotations
