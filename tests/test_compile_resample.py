@@ -88,8 +88,23 @@ def test_resample_is_resample1_at_pixel_centres():
     t, u = TensorDesc("float16", (1, 2, 3, 4)), TensorDesc("float16", (1, 2, 6, 2))
     x = np.random.default_rng(0).normal(size=(1, 2, 3, 4)).astype(np.float16)
     scales = (1.0, 1.0, 2.0, 0.5)
-    got = compile_operator(ResampleOperatorDesc(t, u, LINEAR, scales), "1.0")(x.ravel())
+    got = compile_operator(ResampleOperatorDesc(t, u, LINEAR, scales), "2.0")(x.ravel())
     check_output(u, got, dmljax.resample(x, scales, mode="linear"))
+    with pytest.raises(ValidationError, match=r"feature_level must be at least 2.0"):
+        compile_operator(ResampleOperatorDesc(t, u, LINEAR, scales), "1.0")
+
+
+def test_resample_takes_bytes_from_6_2_nearest_only():
+    t, u = TensorDesc("uint8", (2, 3)), TensorDesc("uint8", (4, 6))
+    x = np.arange(6, dtype=np.uint8).reshape(2, 3)
+    got = compile_operator(ResampleOperatorDesc(t, u, NEAREST, (2.0, 2.0)), "6.2")(x.ravel())
+    check_output(u, got, np.repeat(np.repeat(x, 2, 0), 2, 1))
+    with pytest.raises(
+        ValidationError, match=r"input_tensor.dtype must be one of FLOAT32, FLOAT16 at feature level 6.1"
+    ):
+        compile_operator(ResampleOperatorDesc(t, u, NEAREST, (2.0, 2.0)), "6.1")
+    with pytest.raises(ValidationError, match=r"input_tensor.dtype must be FLOAT32 or FLOAT16 for LINEAR"):
+        compile_operator(ResampleOperatorDesc(t, u, LINEAR, (2.0, 2.0)), "6.2")
 
 
 def test_levels_and_rules():

@@ -69,9 +69,16 @@ class InterpolationMode(enum.IntEnum):
 
 
 _FLOATS = (DataType.FLOAT32, DataType.FLOAT16)
-# The pages' tables: RESAMPLE (1.0) and RESAMPLE1 (2.1) take 4 dimensions, RESAMPLE_GRAD
-# (3.0) 4; RESAMPLE2 and RESAMPLE_GRAD1 (5.1) 1 to 4; FLOAT32 and FLOAT16 throughout.
-RESAMPLE_SUPPORT = (SupportRow(FeatureLevel.FL_1_0, (4, 4), _FLOATS),)
+_BYTES = (*_FLOATS, DataType.INT8, DataType.UINT8)
+# The pages' "tensor support" tables. DML_RESAMPLE (its current page): introduced in 2.0 with
+# 4 dimensions, 1 to 4 from 5.1, INT8 and UINT8 from 6.2. RESAMPLE1 (2.1) and RESAMPLE_GRAD
+# (3.0): 4 dimensions (the versions of their pages read, which list no later rows);
+# RESAMPLE2 and RESAMPLE_GRAD1 (5.1): 1 to 4. FLOAT32 and FLOAT16 otherwise.
+RESAMPLE_SUPPORT = (
+    SupportRow(FeatureLevel.FL_2_0, (4, 4), _FLOATS),
+    SupportRow(FeatureLevel.FL_5_1, (1, 4), _FLOATS),
+    SupportRow(FeatureLevel.FL_6_2, (1, 4), _BYTES),
+)
 RESAMPLE1_SUPPORT = (SupportRow(FeatureLevel.FL_2_1, (4, 4), _FLOATS),)
 RESAMPLE2_SUPPORT = (SupportRow(FeatureLevel.FL_5_1, (1, 4), _FLOATS),)
 RESAMPLE_GRAD_SUPPORT = (SupportRow(FeatureLevel.FL_3_0, (4, 4), _FLOATS),)
@@ -118,7 +125,8 @@ class ResampleOperatorDesc:
     """DML_RESAMPLE_OPERATOR_DESC: RESAMPLE1 with pixel offsets (0.5, -0.5) on every axis.
 
     Attributes:
-      input_tensor: FLOAT32 or FLOAT16, 4 dimensions.
+      input_tensor: FLOAT32 or FLOAT16, 4 dimensions (1 to 4 from 5.1; INT8 and UINT8 from
+        6.2, nearest neighbour only in dmljax).
       output_tensor: the input's type and dimension count; any sizes.
       interpolation_mode: `InterpolationMode`.
       scales: a float > 0 per dimension (DirectML's ``ScaleCount`` is its length).
@@ -259,6 +267,9 @@ def _validate(check: Check, row: SupportRow, desc: Any) -> None:
     for i, scale in enumerate(desc.scales):
         if not scale > 0:
             raise check.error(f"scales[{i}]", "be > 0", scale)
+    if desc.interpolation_mode is InterpolationMode.LINEAR and tensors[source].dtype not in _FLOATS:
+        rule = "be FLOAT32 or FLOAT16 for LINEAR in dmljax (the page does not say how an integer average rounds)"
+        raise check.error(f"{source}.dtype", rule, tensors[source].dtype)
     check_output(check, result, tensors[result])
 
 
