@@ -630,10 +630,22 @@ def slice_grad(gradient: np.ndarray, shape, offsets, sizes, strides) -> np.ndarr
     return out
 
 
-def _resample_taps(o: int, size: int, scale, offset_in, offset_out, mode: str, rounding) -> list:
+def _resample_taps(o: int, size: int, scale, offset_in, offset_out, mode: str, rounding, antialias=False) -> list:
     """One axis of Resample: ``[(input index, float32 weight or None), ...]`` for output position ``o``."""
     f32 = np.float32
     c = (f32(o) - f32(offset_out)) / f32(scale) - f32(offset_in)
+    if antialias and mode == "linear" and scale < 1:  # ONNX's reference: a triangle 1/scale wide, edges repeated
+        start = int(np.floor(f32(-1) / f32(scale))) + 1
+        left = np.floor(c) - 1 if np.floor(c) == c else np.floor(c)
+        ratio = f32(c - left)
+        raw = [np.clip(f32(1) - abs(f32(f32(k - ratio) * f32(scale))), f32(0), f32(1)) for k in range(start, 2 - start)]
+        total = f32(0)
+        for w in raw:
+            total = f32(total + w)
+        return [
+            (min(max(int(left) + k, 0), size - 1), f32(w / total))
+            for k, w in zip(range(start, 2 - start), raw, strict=True)
+        ]
     if mode == "nearest":
         r = {None: np.floor(c + f32(0.5)), "decreasing": np.floor(c), "increasing": np.ceil(c)}[rounding]
         return [(int(min(max(float(r), 0), size - 1)), None)]
@@ -647,10 +659,10 @@ def resample_output_shape(shape, scales) -> tuple:
     return tuple(int(np.floor(np.float32(n) * np.float32(s))) for n, s in zip(shape, scales, strict=True))
 
 
-def _resample_corners(out_index, shape, scales, offsets_in, offsets_out, mode, rounding):
+def _resample_corners(out_index, shape, scales, offsets_in, offsets_out, mode, rounding, antialias=False):
     """Every (input index tuple, float32 weight) an output element reads, corners in row-major order."""
     per_axis = [
-        _resample_taps(o, n, s, a, b, mode, rounding)
+        _resample_taps(o, n, s, a, b, mode, rounding, antialias)
         for o, n, s, a, b in zip(out_index, shape, scales, offsets_in, offsets_out, strict=True)
     ]
     for corner in itertools.product(*per_axis):
@@ -661,7 +673,9 @@ def _resample_corners(out_index, shape, scales, offsets_in, offsets_out, mode, r
         yield tuple(i for i, _ in corner), weight
 
 
-def resample(x: np.ndarray, scales, mode="nearest", offsets_in=0.5, offsets_out=-0.5, rounding=None) -> np.ndarray:
+def resample(
+    x: np.ndarray, scales, mode="nearest", offsets_in=0.5, offsets_out=-0.5, rounding=None, antialias=False
+) -> np.ndarray:
     """DML_RESAMPLE1/2: each output element's corners summed in row-major order, float32."""
     rank = x.ndim
     offsets_in = (offsets_in,) * rank if np.isscalar(offsets_in) else tuple(offsets_in)
@@ -669,21 +683,23 @@ def resample(x: np.ndarray, scales, mode="nearest", offsets_in=0.5, offsets_out=
     out = np.zeros(resample_output_shape(x.shape, scales), x.dtype)
     for o in np.ndindex(*out.shape):
         total = None
-        for index, weight in _resample_corners(o, x.shape, scales, offsets_in, offsets_out, mode, rounding):
+        for index, weight in _resample_corners(o, x.shape, scales, offsets_in, offsets_out, mode, rounding, antialias):
             value = x[index] if weight is None else np.float32(weight * np.float32(x[index]))
             total = value if total is None else np.float32(total + value)
         out[o] = total
     return out
 
 
-def resample_grad(g: np.ndarray, shape, scales, mode="nearest", offsets_in=0.5, offsets_out=-0.5, rounding=None):
+def resample_grad(
+    g: np.ndarray, shape, scales, mode="nearest", offsets_in=0.5, offsets_out=-0.5, rounding=None, antialias=False
+):
     """DML_RESAMPLE_GRAD: weight * g[o] added into a zero input, outputs row-major, corners in order."""
     rank = len(shape)
     offsets_in = (offsets_in,) * rank if np.isscalar(offsets_in) else tuple(offsets_in)
     offsets_out = (offsets_out,) * rank if np.isscalar(offsets_out) else tuple(offsets_out)
     out = np.zeros(shape, np.float32)
     for o in np.ndindex(*g.shape):
-        for index, weight in _resample_corners(o, shape, scales, offsets_in, offsets_out, mode, rounding):
+        for index, weight in _resample_corners(o, shape, scales, offsets_in, offsets_out, mode, rounding, antialias):
             update = np.float32(g[o]) if weight is None else np.float32(weight * np.float32(g[o]))
             out[index] = np.float32(out[index] + update)
     return out.astype(g.dtype)

@@ -188,7 +188,9 @@ def _expressible(case):
     coordinate = attrs.get("coordinate_transformation_mode", "half_pixel")
     if attrs.get("mode", "nearest") not in ("nearest", "linear") or coordinate not in ("half_pixel", "asymmetric"):
         return None
-    if attrs.get("antialias", 0) or "keep_aspect_ratio_policy" in attrs or node.input[1]:
+    if (attrs.get("antialias", 0) and attrs.get("mode") != "linear") or "keep_aspect_ratio_policy" in attrs:
+        return None
+    if node.input[1]:  # a roi
         return None
     inputs = case.data_sets[0][0]
     x = np.asarray(inputs[0])
@@ -210,6 +212,8 @@ def _expressible(case):
     args = dict(mode=attrs.get("mode", "nearest"), input_pixel_offsets=a, output_pixel_offsets=b)
     if args["mode"] == "nearest":
         args["rounding_direction"] = rounding
+    if attrs.get("antialias", 0):
+        args["antialiased"] = True
     return x, tuple(full), args
 
 
@@ -220,6 +224,7 @@ def test_the_node_cases_were_found():
     names = {c.name for c in NODE_CASES}
     assert {"test_resize_upsample_scales_nearest", "test_resize_downsample_scales_linear"} <= names
     assert "test_resize_upsample_sizes_nearest_ceil_half_pixel" in names and len(names) >= 10
+    assert "test_resize_downsample_scales_linear_antialias" in names
 
 
 @pytest.mark.parametrize("case", NODE_CASES, ids=lambda c: c.name)
@@ -350,3 +355,42 @@ def test_float16_gradients_sum_in_float32_and_round_once(case):
     np.testing.assert_array_equal(np.asarray(got), want)
     x = np.zeros(case[0], np.float16)
     np.testing.assert_array_equal(jax.vjp(lambda v: dmljax.resample(v, case[1], **_args(case)), x)[1](g)[0], want)
+
+
+# ----- antialiasing (RESAMPLE3, ONNX antialias) ---------------------------------------------
+
+ANTIALIAS = [((6, 9), (0.5, 0.6)), ((2, 3, 10, 7), (1.0, 1.0, 0.3, 0.8)), ((5,), (0.45,)), ((4, 6), (0.5, 2.0))]
+
+
+@pytest.mark.parametrize("shape, scales", ANTIALIAS, ids=str)
+def test_antialiased_linear_equals_the_oracle_and_its_gradient(shape, scales):
+    rng = np.random.default_rng(9)
+    x = rng.normal(size=shape).astype(np.float32)
+    f = lambda v: dmljax.resample(v, scales, mode="linear", antialiased=True)  # noqa: E731
+    want = reference.resample(x, scales, mode="linear", antialias=True)
+    y, vjp = jax.vjp(f, x)
+    np.testing.assert_array_equal(np.asarray(y), want)
+    g = rng.normal(size=y.shape).astype(np.float32)
+    want_grad = reference.resample_grad(g, shape, scales, mode="linear", antialias=True)
+    np.testing.assert_array_equal(np.asarray(vjp(g)[0]), want_grad)
+    got = dmljax.resample_grad(g, shape, scales, mode="linear", antialiased=True)
+    np.testing.assert_array_equal(np.asarray(got), want_grad)
+
+
+@pytest.mark.parametrize("scales", [(1.0, 1.0, 0.5, 0.6), (1.0, 1.0, 0.3, 0.8)])
+def test_antialiased_linear_equals_onnxruntime(scales):
+    x = np.random.default_rng(10).normal(size=(1, 2, 12, 10)).astype(np.float32)
+    want = _ort_resize(x, scales, mode="linear", antialias=1)
+    got = dmljax.resample(x, scales, mode="linear", antialiased=True)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
+
+
+def test_antialiasing_leaves_nearest_and_upsampling_alone():
+    x = np.random.default_rng(11).normal(size=(4, 6)).astype(np.float32)
+    for kwargs in (dict(), dict(mode="linear")):
+        scales = (2.0, 1.5) if kwargs else (0.5, 0.5)
+        np.testing.assert_array_equal(
+            dmljax.resample(x, scales, antialiased=True, **kwargs), dmljax.resample(x, scales, **kwargs)
+        )
+    with pytest.raises(dmljax.ValidationError, match=r"antialiased must be a bool"):
+        dmljax.resample(x, (0.5, 0.5), mode="linear", antialiased="yes")

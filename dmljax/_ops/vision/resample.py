@@ -51,11 +51,12 @@ class ResampleSpec:
     scales: tuple[float, ...]
     input_pixel_offsets: tuple[float, ...]
     output_pixel_offsets: tuple[float, ...]
+    antialiased: bool = False
 
     @functools.cached_property
     def plans(self) -> tuple[AxisPlan, ...]:
         args = (self.mode, self.rounding_direction, self.scales, self.input_pixel_offsets, self.output_pixel_offsets)
-        return plan_axes(self.input_shape, self.output_shape, *args)
+        return plan_axes(self.input_shape, self.output_shape, *args, self.antialiased)
 
 
 def resample(
@@ -66,6 +67,7 @@ def resample(
     input_pixel_offsets: float | Sequence[float] = 0.5,
     output_pixel_offsets: float | Sequence[float] = -0.5,
     rounding_direction: str | None = None,
+    antialiased: bool = False,
 ) -> jax.Array:
     """Resample ``x`` by ``scales``: DML_RESAMPLE1 (RESAMPLE2 with ``rounding_direction``), ONNX Resize.
 
@@ -81,7 +83,9 @@ def resample(
       RESAMPLE2's member. Indices are clamped to the input.
     * ``"linear"``: multilinear over every resized axis: ``c`` clamped to ``[0, size-1]``,
       weights ``1 - f`` and ``f`` on ``floor(c)`` and the next element (the last one
-      repeated at the border); corners summed in row-major order.
+      repeated at the border); corners summed in row-major order. With ``antialiased``
+      (RESAMPLE3's member, ONNX ``antialias=1``) an axis scaled below 1 averages a triangle
+      ``1 / scale`` elements wide (ONNX's reference weights, edge elements repeated).
 
     Reverse mode is `resample_grad` (bit for bit; ``jax.custom_vjp``); ``jax.jvp`` is not
     available for this function.
@@ -94,6 +98,7 @@ def resample(
       output_pixel_offsets: a float per dimension (or one for all), static.
       rounding_direction: None (RESAMPLE1's rule), ``"increasing"`` or ``"decreasing"``
         (RESAMPLE2's ``RoundingDirection``); only ``"nearest"`` uses it.
+      antialiased: RESAMPLE3's ``Antialiased``; only ``"linear"`` uses it.
 
     Returns:
       Array of the output shape and ``x``'s type.
@@ -111,7 +116,7 @@ def resample(
       Array([1.  , 1.25, 1.75, 2.  ], dtype=float32)
     """
     spec, x = _validated("resample", x, scales, mode, input_pixel_offsets, output_pixel_offsets, rounding_direction)
-    return resample_validated(x, spec)
+    return resample_validated(x, _with_antialias("resample", spec, antialiased))
 
 
 def resample_grad(
@@ -123,6 +128,7 @@ def resample_grad(
     input_pixel_offsets: float | Sequence[float] = 0.5,
     output_pixel_offsets: float | Sequence[float] = -0.5,
     rounding_direction: str | None = None,
+    antialiased: bool = False,
 ) -> jax.Array:
     """The gradient of `resample` in its input: DML_RESAMPLE_GRAD (GRAD1 with ``rounding_direction``).
 
@@ -136,8 +142,8 @@ def resample_grad(
       output_gradient: float array of the shape `resample` gives for ``input_shape``
         (DirectML's InputGradientTensor).
       input_shape: the shape of `resample`'s input (OutputGradientTensor's sizes), static.
-      scales, mode, input_pixel_offsets, output_pixel_offsets, rounding_direction: as in
-        `resample`.
+      scales, mode, input_pixel_offsets, output_pixel_offsets, rounding_direction,
+        antialiased: as in `resample`.
 
     Returns:
       Array of ``input_shape`` and ``output_gradient``'s type.
@@ -185,7 +191,13 @@ def resample_grad(
             f"input_shape {shape}",
         )
     _check_float(op, "output_gradient", grad.dtype, "always")
-    return resample_grad_validated(grad, spec)
+    return resample_grad_validated(grad, _with_antialias(op, spec, antialiased))
+
+
+def _with_antialias(op: str, spec: ResampleSpec, antialiased: object) -> ResampleSpec:
+    if not isinstance(antialiased, bool | np.bool_):
+        raise fail(op, "antialiased", "be a bool", antialiased)
+    return dataclasses.replace(spec, antialiased=bool(antialiased) and spec.mode == "linear")
 
 
 def _check_float(op: str, param: str, dtype: np.dtype, mode: str) -> None:
@@ -243,7 +255,7 @@ def onnx_modes(spec: ResampleSpec) -> tuple[str, str] | None:
 
 def _mark(out: jax.Array, x: jax.Array, spec: ResampleSpec) -> jax.Array:
     """Mark the result as an ONNX Resize where one expresses ``spec``."""
-    modes = onnx_modes(spec)
+    modes = None if spec.antialiased else onnx_modes(spec)  # antialias: the gathers are exported
     sizes = tuple(
         int(np.floor(np.float32(n) * np.float32(s))) for n, s in zip(spec.input_shape, spec.scales, strict=True)
     )

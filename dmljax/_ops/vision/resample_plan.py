@@ -10,7 +10,9 @@ as DirectML's ``FLOAT`` members and onnxruntime's Resize kernels compute it. Per
   (RESAMPLE2 ``rounding_direction="decreasing"``) or ``ceil(c)`` (``"increasing"``),
   clamped to ``[0, size - 1]``;
 * ``"linear"``: ``c`` clamped to ``[0, size - 1]``, read at ``i0 = floor(c)`` with weight
-  ``1 - f`` and ``i1 = min(i0 + 1, size - 1)`` with weight ``f = c - i0``.
+  ``1 - f`` and ``i1 = min(i0 + 1, size - 1)`` with weight ``f = c - i0``; with
+  ``antialiased`` (RESAMPLE3, ONNX ``antialias``) an axis with a scale below 1 reads a
+  triangle ``1 / scale`` input elements wide instead (`_antialiased`).
 
 An axis whose plan is the identity (same size, every index its own position, no weight on
 a neighbour) is not resized: it costs nothing and never multiplies by 0 (``0 * inf``).
@@ -122,8 +124,37 @@ def coordinates(out_size: int, scale: float, offset_in: float, offset_out: float
         return ((o - _F32(offset_out)) / _F32(scale) - _F32(offset_in)).astype(_F32)
 
 
+def _antialiased(c: np.ndarray, size: int, scale: float) -> AxisPlan:
+    """ONNX Resize's ``antialias`` for linear downsampling: a triangle ``1 / scale`` wide.
+
+    As ONNX's reference (`_linear_coeffs_antialias`): taps ``k`` in ``[start, start + n)``,
+    ``start = floor(-1 / scale) + 1``, ``n = 2 - 2 start``, read at ``base + k`` (``base`` the
+    element left of ``c``, the one before an integer ``c``; clamped to the input: edge
+    padding) with weight ``clip(1 - |k - ratio| * scale, 0, 1)`` normalised by their sum,
+    ``ratio = c - base`` in ``(0, 1]``. Float32 throughout.
+    """
+    s = _F32(scale)
+    start = int(np.floor(_F32(-1) / s)) + 1
+    taps = np.arange(start, 2 - start, dtype=np.int64)
+    floor = np.floor(c)
+    base = np.where(floor == c, floor - 1, floor)
+    ratio = (c - base).astype(_F32)
+    args = (taps[:, None].astype(_F32) - ratio[None, :]) * s
+    weights = np.clip(_F32(1) - np.abs(args), _F32(0), _F32(1)).astype(_F32)
+    weights = (weights / weights.sum(axis=0, dtype=_F32)).astype(_F32)
+    index = np.clip(base.astype(np.int64)[None, :] + taps[:, None], 0, size - 1)
+    return AxisPlan(-1, index, weights)
+
+
 def _axis(
-    axis: int, size: int, out_size: int, mode: str, rounding: str | None, scale: float, offsets: tuple[float, float]
+    axis: int,
+    size: int,
+    out_size: int,
+    mode: str,
+    rounding: str | None,
+    scale: float,
+    offsets: tuple[float, float],
+    antialiased: bool = False,
 ) -> AxisPlan | None:
     c = coordinates(out_size, scale, *offsets)
     if mode == "nearest":
@@ -132,6 +163,8 @@ def _axis(
         if out_size == size and np.array_equal(index, np.arange(size)):
             return None
         return AxisPlan(axis, index[None], None)
+    if antialiased and scale < 1:
+        return dataclasses.replace(_antialiased(c, size, scale), axis=axis)
     c = np.clip(c, _F32(0), _F32(size - 1))
     low = np.floor(c).astype(np.int64)
     high = np.minimum(low + 1, size - 1)
@@ -149,11 +182,12 @@ def plan_axes(
     scales: tuple[float, ...],
     offsets_in: tuple[float, ...],
     offsets_out: tuple[float, ...],
+    antialiased: bool = False,
 ) -> tuple[AxisPlan, ...]:
     """Every resized axis' plan, in axis order (identity axes left out)."""
     plans = []
     for axis, (n, m, s, a, b) in enumerate(zip(shape, out_shape, scales, offsets_in, offsets_out, strict=True)):
-        plan = _axis(axis, n, m, mode, rounding, s, (a, b))
+        plan = _axis(axis, n, m, mode, rounding, s, (a, b), antialiased)
         if plan is not None:
             plans.append(plan)
     return tuple(plans)
