@@ -31,6 +31,7 @@ from dmljax._descriptors.random_generator import RandomGeneratorType as RandomGe
 from dmljax._descriptors.resample import InterpolationMode as InterpolationMode
 from dmljax._descriptors.resample import Resample1OperatorDesc as Resample1OperatorDesc
 from dmljax._descriptors.resample import Resample2OperatorDesc as Resample2OperatorDesc
+from dmljax._descriptors.resample import Resample3OperatorDesc as Resample3OperatorDesc
 from dmljax._descriptors.resample import ResampleGrad1OperatorDesc as ResampleGrad1OperatorDesc
 from dmljax._descriptors.resample import ResampleGradOperatorDesc as ResampleGradOperatorDesc
 from dmljax._descriptors.resample import ResampleOperatorDesc as ResampleOperatorDesc
@@ -111,6 +112,7 @@ __all__ = [
     "RandomGeneratorType",
     "Resample1OperatorDesc",
     "Resample2OperatorDesc",
+    "Resample3OperatorDesc",
     "ResampleGrad1OperatorDesc",
     "ResampleGradOperatorDesc",
     "ResampleOperatorDesc",

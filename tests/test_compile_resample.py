@@ -14,6 +14,7 @@ from dmljax import (
     InterpolationMode,
     Resample1OperatorDesc,
     Resample2OperatorDesc,
+    Resample3OperatorDesc,
     ResampleGrad1OperatorDesc,
     ResampleGradOperatorDesc,
     ResampleOperatorDesc,
@@ -131,3 +132,19 @@ def test_levels_and_rules():
         compile_operator(ResampleGradOperatorDesc(u4, t4, LINEAR, (1, 1, 2, 2), (0.5,) * 4, (-0.5,) * 4), "2.1")
     with pytest.raises(TypeError, match=r"interpolation_mode must be an InterpolationMode"):
         ResampleOperatorDesc(t4, u4, "cubic", (1, 1, 2, 2))
+
+
+def test_resample3_antialiases_from_6_4():
+    t, u = TensorDesc("float32", (2, 10, 9)), TensorDesc("float32", (2, 3, 4))
+    x = np.random.default_rng(3).normal(size=(2, 10, 9)).astype(np.float32)
+    scales, a, b = (1.0, 0.3, 0.5), (0.5,) * 3, (-0.5,) * 3
+    desc = Resample3OperatorDesc(t, u, LINEAR, DEC, scales, a, b, True)
+    check_output(
+        u, compile_operator(desc, "6.4")(x.ravel()), dmljax.resample(x, scales, mode="linear", antialiased=True)
+    )
+    plain = Resample3OperatorDesc(t, u, LINEAR, DEC, scales, a, b, 0)
+    check_output(u, compile_operator(plain)(x.ravel()), dmljax.resample(x, scales, mode="linear"))
+    with pytest.raises(ValidationError, match=r"feature_level must be at least 6.4"):
+        compile_operator(desc, "6.3")
+    with pytest.raises(TypeError, match=r"antialiased must be a bool"):
+        Resample3OperatorDesc(t, u, LINEAR, DEC, scales, a, b, "yes")

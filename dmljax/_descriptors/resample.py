@@ -8,8 +8,7 @@ Semantics: `dmljax.resample` and `dmljax.resample_grad`. The output sizes are th
 OutputTensor's (the pages: scales need not be exactly ``OutputSize / InputSize``; a larger
 output reads the clamped edge). DML_RESAMPLE is RESAMPLE1 with offsets (0.5, -0.5);
 RESAMPLE2/GRAD1 add ``rounding_direction`` (nearest neighbour: DECREASING floors,
-INCREASING ceils; RESAMPLE1's rule is ``floor(c + 0.5)``). RESAMPLE3's ``Antialiased`` is
-not implemented.
+INCREASING ceils; RESAMPLE1's rule is ``floor(c + 0.5)``), RESAMPLE3 ``antialiased``.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ import numpy as np
 from dmljax._buffers.tensor_desc import TensorDesc
 from dmljax._core.dtypes import DataType
 from dmljax._core.errors import fail
-from dmljax._descriptors.axis_direction import AxisDirection, direction_member
+from dmljax._descriptors.axis_direction import AxisDirection, direction_member, flag_member
 from dmljax._descriptors.feature_levels import FeatureLevel
 from dmljax._descriptors.members import set_tensors
 from dmljax._descriptors.registry import Operator, register
@@ -36,12 +35,14 @@ from dmljax._ops.vision.resample import ResampleSpec, resample_grad_validated, r
 __all__ = [
     "RESAMPLE1_SUPPORT",
     "RESAMPLE2_SUPPORT",
+    "RESAMPLE3_SUPPORT",
     "RESAMPLE_GRAD1_SUPPORT",
     "RESAMPLE_GRAD_SUPPORT",
     "RESAMPLE_SUPPORT",
     "InterpolationMode",
     "Resample1OperatorDesc",
     "Resample2OperatorDesc",
+    "Resample3OperatorDesc",
     "ResampleGrad1OperatorDesc",
     "ResampleGradOperatorDesc",
     "ResampleOperatorDesc",
@@ -81,6 +82,9 @@ RESAMPLE_SUPPORT = (
 )
 RESAMPLE1_SUPPORT = (SupportRow(FeatureLevel.FL_2_1, (4, 4), _FLOATS),)
 RESAMPLE2_SUPPORT = (SupportRow(FeatureLevel.FL_5_1, (1, 4), _FLOATS),)
+# RESAMPLE3: directml.h declares it from DML_TARGET_VERSION 0x6400 (feature level 6.4); its
+# page's table was not available here: RESAMPLE2's row, at 6.4 (to check against the page).
+RESAMPLE3_SUPPORT = (SupportRow(FeatureLevel.FL_6_4, (1, 4), _FLOATS),)
 RESAMPLE_GRAD_SUPPORT = (SupportRow(FeatureLevel.FL_3_0, (4, 4), _FLOATS),)
 RESAMPLE_GRAD1_SUPPORT = (SupportRow(FeatureLevel.FL_5_1, (1, 4), _FLOATS),)
 
@@ -190,6 +194,31 @@ class Resample2OperatorDesc:
 
 
 @dataclasses.dataclass(frozen=True)
+class Resample3OperatorDesc:
+    """DML_RESAMPLE3_OPERATOR_DESC: RESAMPLE2 with ``Antialiased`` (`dmljax.resample`'s ``antialiased``).
+
+    Attributes:
+      input_tensor, output_tensor, interpolation_mode, rounding_direction, scales,
+      input_pixel_offsets, output_pixel_offsets: as in `Resample2OperatorDesc`.
+      antialiased: a bool (or 0 / 1): linear downsampling averages a triangle ``1 / scale``
+        elements wide.
+    """
+
+    input_tensor: TensorDesc
+    output_tensor: TensorDesc
+    interpolation_mode: InterpolationMode
+    rounding_direction: AxisDirection
+    scales: tuple[float, ...]
+    input_pixel_offsets: tuple[float, ...]
+    output_pixel_offsets: tuple[float, ...]
+    antialiased: bool
+
+    def __post_init__(self) -> None:
+        _set_members(self, offsets=True, rounding=True)
+        object.__setattr__(self, "antialiased", flag_member(type(self).__name__, "antialiased", self.antialiased))
+
+
+@dataclasses.dataclass(frozen=True)
 class ResampleGradOperatorDesc:
     """DML_RESAMPLE_GRAD_OPERATOR_DESC: RESAMPLE1's gradient (`dmljax.resample_grad`).
 
@@ -243,7 +272,8 @@ def _spec(desc: Any, input_shape: tuple[int, ...], output_shape: tuple[int, ...]
     mode = desc.interpolation_mode.mode
     direction = getattr(desc, "rounding_direction", None)
     rounding = None if direction is None or mode != "nearest" else direction.name.lower()
-    return ResampleSpec(input_shape, output_shape, mode, rounding, desc.scales, *_offsets(desc))
+    antialiased = bool(getattr(desc, "antialiased", False)) and mode == "linear"
+    return ResampleSpec(input_shape, output_shape, mode, rounding, desc.scales, *_offsets(desc), antialiased)
 
 
 def _validate(check: Check, row: SupportRow, desc: Any) -> None:
@@ -286,6 +316,7 @@ _FORWARD: tuple[tuple[type, tuple[SupportRow, ...]], ...] = (
     (ResampleOperatorDesc, RESAMPLE_SUPPORT),
     (Resample1OperatorDesc, RESAMPLE1_SUPPORT),
     (Resample2OperatorDesc, RESAMPLE2_SUPPORT),
+    (Resample3OperatorDesc, RESAMPLE3_SUPPORT),
 )
 _BACKWARD: tuple[tuple[type, tuple[SupportRow, ...]], ...] = (
     (ResampleGradOperatorDesc, RESAMPLE_GRAD_SUPPORT),
