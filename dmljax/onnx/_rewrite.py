@@ -53,8 +53,10 @@ from dmljax.onnx._elementwise import (
     refuse_low_opset,
 )
 from dmljax.onnx._indexing import REDUCTION_OPSET
+from dmljax.onnx._kernels import check_name, reformulate, refuse_bitcasts
 from dmljax.onnx._layouts import slice_bounds
 from dmljax.onnx._primitives import EXPORT_PRIMITIVES
+from dmljax.onnx._products import cumulative_product
 from dmljax.onnx._sequential import needs_sequential, sequential_scatter
 
 __all__ = ["RANDOM_NAMES", "check_exportable", "check_marker", "primitive_names", "rewrite"]
@@ -141,9 +143,6 @@ def check_marker(eqn: Any, opset: int | None = None) -> None:
     if op == "cumulative_sum" and np.dtype(eqn.invars[1].aval.dtype) not in _CUMSUM_TYPES:
         rule = "be float32, float64, int32 or int64 in an ONNX export (onnxruntime's CumSum kernels, in sequence)"
         raise fail(op, "x.dtype", rule, str(eqn.invars[1].aval.dtype))
-    if op == "cumulative_product" and params["reverse"]:
-        rule = "be False in an ONNX export (no CumProd node; jax2onnx exports the in-order scan forward only)"
-        raise fail(op, "reverse", rule, True)
     if op == "slice1":
         slice_bounds(params, tuple(eqn.invars[1].aval.shape))  # a symbolic window ONNX cannot express raises
     reduction = params.get("reduction", "none")
@@ -159,6 +158,12 @@ def check_exportable(jaxpr: Any, *, random_impls: tuple[str, ...], opset: int) -
         if eqn.primitive is MARK_P:
             check_marker(eqn, opset)
         name = eqn.primitive.name
+        if name == "check":  # checkify's run-time check (mode="checked" on traced indices)
+            rule = (
+                "not be 'checked' in an ONNX export (ONNX has no run-time check that could raise; "
+                "pass 'clip', 'fill' or 'promise_in_bounds', or check the indices before the model runs)"
+            )
+            raise fail(check_name(eqn), "mode", rule, "checked")
         impl = _key_impl(eqn) if name.startswith("random_") else None
         if impl in random_impls:
             raise fail(f"jax.random ({name})", f"a key of impl {impl!r}", _RANDOM_RULE, impl)
@@ -179,14 +184,17 @@ def _eval_closed(closed: Any, args: list[Any]) -> list[Any]:
 
 
 def _scan(invals: list[Any], *, jaxpr: Any, num_consts: int, num_carry: int, **p: Any) -> list[Any]:
+    """A ``scan``; a reverse one as a forward scan of the reversed ``xs`` (jax2onnx lowers forward
+    scans only), its ``ys`` reversed back: the same steps in the same order."""
     consts, init, xs = invals[:num_consts], invals[num_consts:][:num_carry], invals[num_consts + num_carry :]
 
     def step(carry: list[Any], x: list[Any]) -> tuple[list[Any], list[Any]]:
         outs = _eval_closed(jaxpr, [*consts, *carry, *x])
         return outs[:num_carry], outs[num_carry:]
 
-    carry, ys = jax.lax.scan(step, init, xs, length=p["length"], reverse=p["reverse"], unroll=p["unroll"])
-    return [*carry, *ys]
+    flip = (lambda v: lax.rev(v, (0,))) if p["reverse"] else (lambda v: v)
+    carry, ys = jax.lax.scan(step, init, [flip(x) for x in xs], length=p["length"], unroll=p["unroll"])
+    return [*carry, *(flip(y) for y in ys)]
 
 
 def _while(invals: list[Any], *, cond_jaxpr: Any, cond_nconsts: int, body_jaxpr: Any, body_nconsts: int) -> list[Any]:
@@ -357,6 +365,10 @@ def _folding(eqn: Any, invals: list[Any]) -> Any:
 def _bind(eqn: Any, invals: list[Any]) -> list[Any]:
     """``eqn``'s primitive bound again (an elementwise lax gather/scatter as GatherElements/ScatterElements)."""
     params, name = eqn.primitive.get_bind_params(eqn.params), eqn.primitive.name
+    with eqn.ctx.manager:
+        outs = reformulate(name, invals, params)
+    if outs is not None:
+        return outs
     out = None
     if name == "pad" and any(interior for _, _, interior in params["padding_config"]):
         out = _interior_pad(invals[0], invals[1], params["padding_config"])
@@ -382,22 +394,74 @@ def _bind(eqn: Any, invals: list[Any]) -> list[Any]:
     return outs if eqn.primitive.multiple_results else [outs]
 
 
-def _eval(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
-    """Evaluate ``jaxpr`` by binding its equations again, inlining calls and replacing markers."""
+def _plain(params: dict[str, Any]) -> dict[str, Any]:
+    """A marker's parameters without ``op``, NumPy integers as Python ones (``jax.vmap`` moves an
+    axis with NumPy arithmetic; ONNX attributes take Python ints only)."""
+    return {k: int(v) if isinstance(v, np.integer) else v for k, v in params.items() if k != "op"}
+
+
+def _export_marker(eqn: Any, operands: list[Any]) -> Any:
+    """The value of a marked operator as the export computes it (``operands``: its inputs)."""
+    op, params = eqn.params["op"], _plain(eqn.params)
+    if op == "cumulative_product":
+        return cumulative_product(operands[0], **params)
+    if needs_sequential(op, operands, params):  # float16/bfloat16 add/mul: rounded per update
+        return sequential_scatter(op, operands, params, _OPSET.get())
+    return EXPORT_PRIMITIVES[op].bind(*operands, **params)
+
+
+def _exported(eqn: Any) -> bool:
+    return eqn.primitive is MARK_P and (
+        eqn.params["op"] in EXPORT_PRIMITIVES or eqn.params["op"] == "cumulative_product"
+    )
+
+
+# Operators whose marked value other equations read too (the gradient of top_k's values reads
+# its indices): those readers get the exported node's value, so the implementation is dead.
+_SHARED = {"top_k_indices", "top_k_values"}
+
+
+def _eval(jaxpr: Any, consts: list[Any], args: list[Any], known: dict[Any, Any] | None = None) -> list[Any]:
+    """Evaluate ``jaxpr`` by binding its equations again, inlining calls and replacing markers.
+
+    ``known``: values some of ``jaxpr``'s variables take instead of their equation's (a shared
+    marked value, `_SHARED`, defined inside an inlined call).
+    """
     env: dict[Any, Any] = {}
+    known = dict(known or {})
+    done: dict[int, Any] = {}  # id(marker equation) -> its exported value
+    shared = {
+        e.invars[0]: e
+        for e in jaxpr.eqns
+        if e.primitive is MARK_P and e.params["op"] in _SHARED and isinstance(e.invars[0], jax.extend.core.Var)
+    }
 
     def read(v: Any) -> Any:
         return v.val if isinstance(v, jax.extend.core.Literal) else env[v]
+
+    def ready(v: Any) -> bool:
+        return isinstance(v, jax.extend.core.Literal) or v in env
 
     env.update(zip(jaxpr.constvars, consts, strict=True))
     env.update(zip(jaxpr.invars, args, strict=True))
     for eqn in jaxpr.eqns:
         invals = [read(v) for v in eqn.invars]
+        for v in eqn.outvars:  # a shared marked value: the exported node's, computed before its readers
+            mark = shared.get(v)
+            if mark is not None and v not in known and all(map(ready, mark.invars[1:])):
+                value = _export_marker(mark, [read(u) for u in mark.invars[1:]])
+                if value.dtype == v.aval.dtype and value.shape == v.aval.shape:
+                    known[v] = done[id(mark)] = value
         sub = _sub(eqn)
         if sub is not None:
             closed = sub if isinstance(sub, jax.extend.core.ClosedJaxpr) else None
             inner = closed.jaxpr if closed is not None else sub
-            outs = _eval(inner, list(closed.consts) if closed is not None else [], invals)
+            inner_known = {
+                iv: known[ov]
+                for ov, iv in zip(eqn.outvars, inner.outvars, strict=True)
+                if ov in known and isinstance(iv, jax.extend.core.Var) and iv not in inner.invars
+            }
+            outs = _eval(inner, list(closed.consts) if closed is not None else [], invals, inner_known)
         elif eqn.primitive in ORDERED_ADDS:  # a scatter-add: ScatterElements "add", in the updates' order
             specs = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in eqn.invars]
             closed = jax.make_jaxpr(lambda x, t, u: scatter_at(x, t, u, "add"))(*specs)
@@ -407,15 +471,12 @@ def _eval(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
         elif eqn.primitive.name in _CONTROL:
             with eqn.ctx.manager:
                 outs = list(_CONTROL[eqn.primitive.name](invals, **eqn.params))
-        elif eqn.primitive is MARK_P and eqn.params["op"] in EXPORT_PRIMITIVES:
-            op, params = eqn.params["op"], {k: v for k, v in eqn.params.items() if k != "op"}
-            if needs_sequential(op, invals[1:], params):  # float16/bfloat16 add/mul: rounded per update
-                outs = [sequential_scatter(op, invals[1:], params, _OPSET.get())]
-            else:
-                outs = [EXPORT_PRIMITIVES[op].bind(*invals[1:], **params)]
+        elif _exported(eqn):
+            value = done[id(eqn)] if id(eqn) in done else _export_marker(eqn, invals[1:])
+            outs = [invals[0] if value is None else value]  # None: the implementation's value
         else:
             outs = _bind(eqn, invals)
-        env.update(zip(eqn.outvars, outs, strict=True))
+        env.update(zip(eqn.outvars, (known.get(v, o) for v, o in zip(eqn.outvars, outs, strict=True)), strict=True))
     return [read(v) for v in jaxpr.outvars]
 
 
@@ -453,4 +514,5 @@ def rewrite(closed: Any, opset: int = REDUCTION_OPSET["min"]) -> Any:
         _OPSET.reset(token)
     jaxpr = _dce(new.jaxpr)
     refuse_low_opset(_eqns(jaxpr), opset)
+    refuse_bitcasts(_eqns(jaxpr), opset)
     return jax.extend.core.ClosedJaxpr(jaxpr, new.consts)
