@@ -78,6 +78,7 @@ _DRAW_RULE = (
 _CALLS = {"jit", "pjit", "closed_call", "core_call", "custom_jvp_call", "custom_vjp_call", "checkpoint", "remat"}
 # The types of onnxruntime's CPU CumSum checked to add in sequence, bit for bit (tests/test_onnx_export_newops.py).
 _CUMSUM_TYPES = {np.dtype(t) for t in ("float32", "float64", "int32", "int64")}
+_HALF = (np.dtype(np.float16), np.dtype(jnp.bfloat16))
 _INDEXED = {"gather", "gather_elements", "scatter", "gather_nd", "scatter_nd"}
 
 
@@ -185,15 +186,23 @@ def _eval_closed(closed: Any, args: list[Any]) -> list[Any]:
 
 def _scan(invals: list[Any], *, jaxpr: Any, num_consts: int, num_carry: int, **p: Any) -> list[Any]:
     """A ``scan``; a reverse one as a forward scan of the reversed ``xs`` (jax2onnx lowers forward
-    scans only), its ``ys`` reversed back: the same steps in the same order."""
+    scans only), its ``ys`` reversed back: the same steps in the same order. float16/bfloat16
+    ``xs`` enter the loop as float32 and are rounded back inside (exact both ways): jax2onnx
+    types a float step value DOUBLE or FLOAT, never FLOAT16."""
     consts, init, xs = invals[:num_consts], invals[num_consts:][:num_carry], invals[num_consts + num_carry :]
+    types = [np.dtype(x.dtype) for x in xs]
 
     def step(carry: list[Any], x: list[Any]) -> tuple[list[Any], list[Any]]:
+        x = [lax.convert_element_type(v, t) for v, t in zip(x, types, strict=True)]
         outs = _eval_closed(jaxpr, [*consts, *carry, *x])
         return outs[:num_carry], outs[num_carry:]
 
+    def enter(v: Any) -> Any:
+        v = lax.rev(v, (0,)) if p["reverse"] else v
+        return lax.convert_element_type(v, np.float32) if np.dtype(v.dtype) in _HALF else v
+
     flip = (lambda v: lax.rev(v, (0,))) if p["reverse"] else (lambda v: v)
-    carry, ys = jax.lax.scan(step, init, [flip(x) for x in xs], length=p["length"], unroll=p["unroll"])
+    carry, ys = jax.lax.scan(step, init, [enter(x) for x in xs], length=p["length"], unroll=p["unroll"])
     return [*carry, *(flip(y) for y in ys)]
 
 
@@ -385,6 +394,10 @@ def _bind(eqn: Any, invals: list[Any]) -> list[Any]:
             invals, params = _unbatched_scatter(invals, params)
         if out is None and params.get("mode") == lax.GatherScatterMode.CLIP:
             invals, params = _clip_scatter(invals, params)
+    if name == "top_k" and _TOP_K_HINTS.get():
+        hinted = _hinted_top_k(eqn, invals, params)
+        if hinted is not None:
+            return hinted
     if name == "sort" and any(np.dtype(x.dtype).kind == "u" for x in invals):
         return _signed_sort(invals, params)
     if out is not None:
@@ -401,10 +414,13 @@ def _plain(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def _export_marker(eqn: Any, operands: list[Any]) -> Any:
-    """The value of a marked operator as the export computes it (``operands``: its inputs)."""
+    """The value of a marked operator as the export computes it (``operands``: its inputs), or
+    None for the implementation's own."""
     op, params = eqn.params["op"], _plain(eqn.params)
     if op == "cumulative_product":
         return cumulative_product(operands[0], **params)
+    if op in _TOP_K_OPS:
+        return _top_k(op, operands[0], params)
     if needs_sequential(op, operands, params):  # float16/bfloat16 add/mul: rounded per update
         return sequential_scatter(op, operands, params, _OPSET.get())
     return EXPORT_PRIMITIVES[op].bind(*operands, **params)
@@ -416,52 +432,69 @@ def _exported(eqn: Any) -> bool:
     )
 
 
-# Operators whose marked value other equations read too (the gradient of top_k's values reads
-# its indices): those readers get the exported node's value, so the implementation is dead.
-_SHARED = {"top_k_indices", "top_k_values"}
+_TOP_K_OPS = ("top_k_values", "top_k_indices")
+# The TopK nodes of this export, per (operand, k, axis, largest) and output: one node serves
+# the values, the indices and the gradient (`_top_k_hints`).
+_TOP_K_NODES: contextvars.ContextVar[dict[Any, Any]] = contextvars.ContextVar("top_k_nodes")
+# While a top_k's implementation is evaluated: (k, moved shape, the TopK node's indices moved
+# last) for the ``lax.top_k`` of its order keys (`_bind`).
+_TOP_K_HINTS: contextvars.ContextVar[tuple[Any, ...]] = contextvars.ContextVar("top_k_hints", default=())
 
 
-def _eval(jaxpr: Any, consts: list[Any], args: list[Any], known: dict[Any, Any] | None = None) -> list[Any]:
-    """Evaluate ``jaxpr`` by binding its equations again, inlining calls and replacing markers.
+def _top_k(op: str, x: Any, params: dict[str, Any]) -> Any:
+    """The TopK node's values or indices for ``x`` (one node per operand and parameters)."""
+    nodes = _TOP_K_NODES.get()
+    key = (id(x), op, tuple(sorted(params.items())))
+    if key not in nodes:
+        nodes[key] = (x, EXPORT_PRIMITIVES[op].bind(x, **params))  # x kept alive: its id stays unique
+    return nodes[key][1]
 
-    ``known``: values some of ``jaxpr``'s variables take instead of their equation's (a shared
-    marked value, `_SHARED`, defined inside an inlined call).
-    """
+
+def _top_k_hints(eqn: Any, marks: dict[Any, Any], read: Callable[[Any], Any]) -> tuple[Any, ...]:
+    """Hints for a call that computes a marked top_k: the ``lax.top_k`` of its order keys is the
+    TopK node's indices, so a gradient that reads those indices reads the node's, and the keys'
+    float -> int bitcast is dead."""
+    hints = []
+    for v in eqn.outvars:
+        mark = marks.get(v)
+        if mark is None or mark.params["op"] not in _TOP_K_OPS:
+            continue
+        params = _plain(mark.params)
+        indices = _top_k("top_k_indices", read(mark.invars[1]), params)
+        moved = jnp.moveaxis(indices, params["axis"], -1)
+        hints.append((params["k"], tuple(moved.shape), moved))
+    return tuple(hints)
+
+
+def _hinted_top_k(eqn: Any, invals: list[Any], params: dict[str, Any]) -> list[Any] | None:
+    """A ``lax.top_k`` of order keys as the hinted TopK node's indices (the keys there: its values), else None."""
+    for k, shape, moved in _TOP_K_HINTS.get():
+        if params["k"] == k and tuple(eqn.outvars[1].aval.shape) == shape and moved.dtype == eqn.outvars[1].aval.dtype:
+            return [jnp.take_along_axis(invals[0], moved, axis=-1), moved]
+    return None
+
+
+def _eval(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
+    """Evaluate ``jaxpr`` by binding its equations again, inlining calls and replacing markers."""
     env: dict[Any, Any] = {}
-    known = dict(known or {})
-    done: dict[int, Any] = {}  # id(marker equation) -> its exported value
-    shared = {
-        e.invars[0]: e
-        for e in jaxpr.eqns
-        if e.primitive is MARK_P and e.params["op"] in _SHARED and isinstance(e.invars[0], jax.extend.core.Var)
-    }
+    marks = {e.invars[0]: e for e in jaxpr.eqns if e.primitive is MARK_P and e.params["op"] in _TOP_K_OPS}
 
     def read(v: Any) -> Any:
         return v.val if isinstance(v, jax.extend.core.Literal) else env[v]
-
-    def ready(v: Any) -> bool:
-        return isinstance(v, jax.extend.core.Literal) or v in env
 
     env.update(zip(jaxpr.constvars, consts, strict=True))
     env.update(zip(jaxpr.invars, args, strict=True))
     for eqn in jaxpr.eqns:
         invals = [read(v) for v in eqn.invars]
-        for v in eqn.outvars:  # a shared marked value: the exported node's, computed before its readers
-            mark = shared.get(v)
-            if mark is not None and v not in known and all(map(ready, mark.invars[1:])):
-                value = _export_marker(mark, [read(u) for u in mark.invars[1:]])
-                if value.dtype == v.aval.dtype and value.shape == v.aval.shape:
-                    known[v] = done[id(mark)] = value
         sub = _sub(eqn)
         if sub is not None:
             closed = sub if isinstance(sub, jax.extend.core.ClosedJaxpr) else None
             inner = closed.jaxpr if closed is not None else sub
-            inner_known = {
-                iv: known[ov]
-                for ov, iv in zip(eqn.outvars, inner.outvars, strict=True)
-                if ov in known and isinstance(iv, jax.extend.core.Var) and iv not in inner.invars
-            }
-            outs = _eval(inner, list(closed.consts) if closed is not None else [], invals, inner_known)
+            token = _TOP_K_HINTS.set(_TOP_K_HINTS.get() + _top_k_hints(eqn, marks, read))
+            try:
+                outs = _eval(inner, list(closed.consts) if closed is not None else [], invals)
+            finally:
+                _TOP_K_HINTS.reset(token)
         elif eqn.primitive in ORDERED_ADDS:  # a scatter-add: ScatterElements "add", in the updates' order
             specs = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in eqn.invars]
             closed = jax.make_jaxpr(lambda x, t, u: scatter_at(x, t, u, "add"))(*specs)
@@ -472,11 +505,11 @@ def _eval(jaxpr: Any, consts: list[Any], args: list[Any], known: dict[Any, Any] 
             with eqn.ctx.manager:
                 outs = list(_CONTROL[eqn.primitive.name](invals, **eqn.params))
         elif _exported(eqn):
-            value = done[id(eqn)] if id(eqn) in done else _export_marker(eqn, invals[1:])
+            value = _export_marker(eqn, invals[1:])
             outs = [invals[0] if value is None else value]  # None: the implementation's value
         else:
             outs = _bind(eqn, invals)
-        env.update(zip(eqn.outvars, (known.get(v, o) for v, o in zip(eqn.outvars, outs, strict=True)), strict=True))
+        env.update(zip(eqn.outvars, outs, strict=True))
     return [read(v) for v in jaxpr.outvars]
 
 
@@ -507,11 +540,12 @@ def rewrite(closed: Any, opset: int = REDUCTION_OPSET["min"]) -> Any:
     ``opset``: the model's; ScatterElements' reductions are used only from their opsets.
     """
     specs = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in closed.jaxpr.invars]
-    token = _OPSET.set(opset)
+    token, nodes = _OPSET.set(opset), _TOP_K_NODES.set({})
     try:
         new = jax.make_jaxpr(lambda *xs: _eval(closed.jaxpr, list(closed.consts), list(xs)))(*specs)
     finally:
         _OPSET.reset(token)
+        _TOP_K_NODES.reset(nodes)
     jaxpr = _dce(new.jaxpr)
     refuse_low_opset(_eqns(jaxpr), opset)
     refuse_bitcasts(_eqns(jaxpr), opset)
