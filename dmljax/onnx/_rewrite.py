@@ -144,6 +144,10 @@ def check_marker(eqn: Any, opset: int | None = None) -> None:
     if op == "cumulative_sum" and np.dtype(eqn.invars[1].aval.dtype) not in _CUMSUM_TYPES:
         rule = "be float32, float64, int32 or int64 in an ONNX export (onnxruntime's CumSum kernels, in sequence)"
         raise fail(op, "x.dtype", rule, str(eqn.invars[1].aval.dtype))
+    ordered = op in ("top_k_values", "top_k_indices", "arg_reduce")
+    if ordered and np.dtype(eqn.invars[1].aval.dtype) == np.uint64 and opset is not None and opset < 18:
+        rule = "be exportable below opset 18 (onnxruntime's TopK has no uint64 kernel; its INT64 keys need BitwiseXor)"
+        raise fail(op, "x.dtype", rule, "uint64", f"opset {opset}")
     if op == "slice1":
         slice_bounds(params, tuple(eqn.invars[1].aval.shape))  # a symbolic window ONNX cannot express raises
     reduction = params.get("reduction", "none")
