@@ -21,7 +21,7 @@ ort = pytest.importorskip("onnxruntime")
 
 import dmljax  # noqa: E402
 import dmljax.onnx  # noqa: E402
-from tests.test_onnx_export import all_node_types, check_export, run  # noqa: E402
+from tests.test_onnx_export import all_node_types, run  # noqa: E402
 
 F16, F32, BF16 = np.float16, np.float32, jnp.bfloat16
 INT_TYPES = ("int8", "int16", "int32", "uint8", "uint16", "uint32")

@@ -50,8 +50,8 @@ def _pad(x: Any, value: Any, padding_config: Any) -> Any:
     carrier = _PAD_CARRIER.get(np.dtype(x.dtype))
     if carrier is None:
         return None
-    as_carrier = (lax.convert_element_type(v, carrier) for v in (x, value))
-    return lax.convert_element_type(lax.pad(*as_carrier, padding_config), x.dtype)
+    wide, fill = (lax.convert_element_type(v, carrier) for v in (x, value))
+    return lax.convert_element_type(lax.pad(wide, fill, padding_config), x.dtype)
 
 
 def _tile(x: Any, reps: tuple[int, ...]) -> Any:

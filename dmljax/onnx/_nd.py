@@ -51,9 +51,18 @@ def _tuples(em: Emitter, var: Any, sizes: ir.Value, mode: str) -> tuple[ir.Value
     if dtype != _I64:
         index = _cast(em, index, _I64, shape)
     if mode == "clip":
-        low = em.op("Neg", sizes, dtype=_I64, shape=(k,)) if dtype.kind == "i" else em.i64([0] * k, "low")
+        static = sizes.const_value.numpy() if sizes.const_value is not None else None  # constants where known
+        if dtype.kind != "i":
+            low = em.i64([0] * k, "low")
+        elif static is not None:
+            low = em.i64(-static, "low")
+        else:
+            low = em.op("Neg", sizes, dtype=_I64, shape=(k,))
         index = em.op("Max", index, low, dtype=_I64, shape=shape)
-        high = em.op("Sub", sizes, em.i64(1, "one"), dtype=_I64, shape=(k,))
+        if static is not None:
+            high = em.i64(static - 1, "high")
+        else:
+            high = em.op("Sub", sizes, em.i64(1, "one"), dtype=_I64, shape=(k,))
         return em.op("Min", index, high, dtype=_I64, shape=shape), None
     if mode != "fill":
         return index, None

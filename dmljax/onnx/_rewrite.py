@@ -22,6 +22,12 @@
   gathers and scatters (gradients of gather_elements and scatter) become GatherElements/
   ScatterElements (`dmljax.onnx._elementwise`); other clip-mode lax scatters (gradients
   of clip-mode gathers) get their indices clamped (`_clip_scatter`);
+* a marked ``cumulative_product`` becomes `dmljax.onnx._products`' formulation; the
+  ``lax.top_k`` inside a marked ``top_k``'s implementation becomes the TopK node's indices
+  (`dmljax.onnx._marked`: the gradient reads them); a reverse ``scan`` runs forward over
+  the reversed sequence; equations onnxruntime has no kernel for, or the opset no node for,
+  are re-formulated with the same bits (`dmljax.onnx._kernels`); ``checkify`` checks and a
+  float bitcast below opset 26 are refused by name;
 * every other equation is bound again as it was (a marker in another construct's body
   stays; the marker's plugin exports it as the identity of the implementation).
 """
@@ -55,9 +61,7 @@ from dmljax.onnx._elementwise import (
 from dmljax.onnx._indexing import REDUCTION_OPSET
 from dmljax.onnx._kernels import check_name, reformulate, refuse_bitcasts
 from dmljax.onnx._layouts import slice_bounds
-from dmljax.onnx._primitives import EXPORT_PRIMITIVES
-from dmljax.onnx._products import cumulative_product
-from dmljax.onnx._sequential import needs_sequential, sequential_scatter
+from dmljax.onnx._marked import TOP_K_OPS, export_marker, hinted_top_k, is_exported, top_k_hints, top_k_nodes
 
 __all__ = ["RANDOM_NAMES", "check_exportable", "check_marker", "primitive_names", "rewrite"]
 
@@ -398,8 +402,8 @@ def _bind(eqn: Any, invals: list[Any]) -> list[Any]:
             invals, params = _unbatched_scatter(invals, params)
         if out is None and params.get("mode") == lax.GatherScatterMode.CLIP:
             invals, params = _clip_scatter(invals, params)
-    if name == "top_k" and _TOP_K_HINTS.get():
-        hinted = _hinted_top_k(eqn, invals, params)
+    if name == "top_k":
+        hinted = hinted_top_k(eqn, invals, params)
         if hinted is not None:
             return hinted
     if name == "sort" and any(np.dtype(x.dtype).kind == "u" for x in invals):
@@ -411,77 +415,10 @@ def _bind(eqn: Any, invals: list[Any]) -> list[Any]:
     return outs if eqn.primitive.multiple_results else [outs]
 
 
-def _plain(params: dict[str, Any]) -> dict[str, Any]:
-    """A marker's parameters without ``op``, NumPy integers as Python ones (``jax.vmap`` moves an
-    axis with NumPy arithmetic; ONNX attributes take Python ints only)."""
-    return {k: int(v) if isinstance(v, np.integer) else v for k, v in params.items() if k != "op"}
-
-
-def _export_marker(eqn: Any, operands: list[Any]) -> Any:
-    """The value of a marked operator as the export computes it (``operands``: its inputs), or
-    None for the implementation's own."""
-    op, params = eqn.params["op"], _plain(eqn.params)
-    if op == "cumulative_product":
-        return cumulative_product(operands[0], **params)
-    if op in _TOP_K_OPS:
-        return _top_k(op, operands[0], params)
-    if needs_sequential(op, operands, params):  # float16/bfloat16 add/mul: rounded per update
-        return sequential_scatter(op, operands, params, _OPSET.get())
-    return EXPORT_PRIMITIVES[op].bind(*operands, **params)
-
-
-def _exported(eqn: Any) -> bool:
-    return eqn.primitive is MARK_P and (
-        eqn.params["op"] in EXPORT_PRIMITIVES or eqn.params["op"] == "cumulative_product"
-    )
-
-
-_TOP_K_OPS = ("top_k_values", "top_k_indices")
-# The TopK nodes of this export, per (operand, k, axis, largest) and output: one node serves
-# the values, the indices and the gradient (`_top_k_hints`).
-_TOP_K_NODES: contextvars.ContextVar[dict[Any, Any]] = contextvars.ContextVar("top_k_nodes")
-# While a top_k's implementation is evaluated: (k, moved shape, the TopK node's indices moved
-# last) for the ``lax.top_k`` of its order keys (`_bind`).
-_TOP_K_HINTS: contextvars.ContextVar[tuple[Any, ...]] = contextvars.ContextVar("top_k_hints", default=())
-
-
-def _top_k(op: str, x: Any, params: dict[str, Any]) -> Any:
-    """The TopK node's values or indices for ``x`` (one node per operand and parameters)."""
-    nodes = _TOP_K_NODES.get()
-    key = (id(x), op, tuple(sorted(params.items())))
-    if key not in nodes:
-        nodes[key] = (x, EXPORT_PRIMITIVES[op].bind(x, **params))  # x kept alive: its id stays unique
-    return nodes[key][1]
-
-
-def _top_k_hints(eqn: Any, marks: dict[Any, Any], read: Callable[[Any], Any]) -> tuple[Any, ...]:
-    """Hints for a call that computes a marked top_k: the ``lax.top_k`` of its order keys is the
-    TopK node's indices, so a gradient that reads those indices reads the node's, and the keys'
-    float -> int bitcast is dead."""
-    hints = []
-    for v in eqn.outvars:
-        mark = marks.get(v)
-        if mark is None or mark.params["op"] not in _TOP_K_OPS:
-            continue
-        params = _plain(mark.params)
-        indices = _top_k("top_k_indices", read(mark.invars[1]), params)
-        moved = jnp.moveaxis(indices, params["axis"], -1)
-        hints.append((params["k"], tuple(moved.shape), moved))
-    return tuple(hints)
-
-
-def _hinted_top_k(eqn: Any, invals: list[Any], params: dict[str, Any]) -> list[Any] | None:
-    """A ``lax.top_k`` of order keys as the hinted TopK node's indices (the keys there: its values), else None."""
-    for k, shape, moved in _TOP_K_HINTS.get():
-        if params["k"] == k and tuple(eqn.outvars[1].aval.shape) == shape and moved.dtype == eqn.outvars[1].aval.dtype:
-            return [jnp.take_along_axis(invals[0], moved, axis=-1), moved]
-    return None
-
-
 def _eval(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
     """Evaluate ``jaxpr`` by binding its equations again, inlining calls and replacing markers."""
     env: dict[Any, Any] = {}
-    marks = {e.invars[0]: e for e in jaxpr.eqns if e.primitive is MARK_P and e.params["op"] in _TOP_K_OPS}
+    marks = {e.invars[0]: e for e in jaxpr.eqns if e.primitive is MARK_P and e.params["op"] in TOP_K_OPS}
 
     def read(v: Any) -> Any:
         return v.val if isinstance(v, jax.extend.core.Literal) else env[v]
@@ -494,11 +431,8 @@ def _eval(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
         if sub is not None:
             closed = sub if isinstance(sub, jax.extend.core.ClosedJaxpr) else None
             inner = closed.jaxpr if closed is not None else sub
-            token = _TOP_K_HINTS.set(_TOP_K_HINTS.get() + _top_k_hints(eqn, marks, read))
-            try:
+            with top_k_hints(eqn, marks, read):
                 outs = _eval(inner, list(closed.consts) if closed is not None else [], invals)
-            finally:
-                _TOP_K_HINTS.reset(token)
         elif eqn.primitive in ORDERED_ADDS:  # a scatter-add: ScatterElements "add", in the updates' order
             specs = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in eqn.invars]
             closed = jax.make_jaxpr(lambda x, t, u: scatter_at(x, t, u, "add"))(*specs)
@@ -508,8 +442,8 @@ def _eval(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
         elif eqn.primitive.name in _CONTROL:
             with eqn.ctx.manager:
                 outs = list(_CONTROL[eqn.primitive.name](invals, **eqn.params))
-        elif _exported(eqn):
-            value = _export_marker(eqn, invals[1:])
+        elif is_exported(eqn):
+            value = export_marker(eqn, invals[1:], _OPSET.get())
             outs = [invals[0] if value is None else value]  # None: the implementation's value
         else:
             outs = _bind(eqn, invals)
@@ -544,12 +478,12 @@ def rewrite(closed: Any, opset: int = REDUCTION_OPSET["min"]) -> Any:
     ``opset``: the model's; ScatterElements' reductions are used only from their opsets.
     """
     specs = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in closed.jaxpr.invars]
-    token, nodes = _OPSET.set(opset), _TOP_K_NODES.set({})
+    token = _OPSET.set(opset)
     try:
-        new = jax.make_jaxpr(lambda *xs: _eval(closed.jaxpr, list(closed.consts), list(xs)))(*specs)
+        with top_k_nodes():
+            new = jax.make_jaxpr(lambda *xs: _eval(closed.jaxpr, list(closed.consts), list(xs)))(*specs)
     finally:
         _OPSET.reset(token)
-        _TOP_K_NODES.reset(nodes)
     jaxpr = _dce(new.jaxpr)
     refuse_low_opset(_eqns(jaxpr), opset)
     refuse_bitcasts(_eqns(jaxpr), opset)
