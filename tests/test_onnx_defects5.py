@@ -137,6 +137,7 @@ def test_bfloat16_arithmetic_is_rounded_once_from_float32(op):
     """Correctly rounded either way (float32 holds more than 2p + 2 bits of bfloat16), as XLA computes it."""
     rng = np.random.default_rng(392)
     a, b = (rng.standard_normal(64) * 100).astype(BF16), (rng.standard_normal(64) * 0.01).astype(BF16)
+    a[:5], b[:5] = [np.nan, -np.nan, 1.0, np.inf, -0.0], [1.0, 2.0, np.nan, -np.inf, 2.0]  # NaN signs kept
     check_all(getattr(jnp, op), a, b)
 
 
