@@ -41,7 +41,8 @@ def _axis(rank: int, window: tuple, inserted: tuple, to_operand: tuple, batching
     if window or len(inserted) != 1 or tuple(to_operand) != tuple(inserted):
         return None
     others = tuple(d for d in range(rank) if d != inserted[0])
-    return inserted[0] if tuple(batching) == others and tuple(index_batching) == others else None
+    # a Python int: ONNX attributes take no NumPy integers (jax.vmap's dimension numbers hold them)
+    return int(inserted[0]) if tuple(batching) == others and tuple(index_batching) == others else None
 
 
 def _lax_index(index: Any, size: int, mode: Any, clamp: bool) -> tuple[Any, Any]:

@@ -14,7 +14,8 @@
   (ONNX's OneHot has few onnxruntime kernels: int64 indices, float outputs).
 
 Types onnxruntime's TopK/Where lack run in a wider type that holds every value and
-keeps the order exactly (``_CARRIER``), with a ``Cast`` on either side.
+keeps the order exactly (``_CARRIER``), with a ``Cast`` on either side; uint64 runs as
+INT64 keys with the top bit flipped (``BitwiseXor``, opset 18; refused below).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from dmljax.onnx._indexing import _CARRIER, _cast
 
 __all__ = ["lower_arg_reduce", "lower_cumulative_sum", "lower_one_hot", "lower_top_k_indices", "lower_top_k_values"]
 
-_I64, _BOOL = np.dtype(np.int64), np.dtype(bool)
+_I64, _U64, _BOOL = np.dtype(np.int64), np.dtype(np.uint64), np.dtype(bool)
 # onnxruntime's TopK has no uint16/uint32 kernels; bool has no order kernel either.
 _ORDER_CARRIER: dict[np.dtype, np.dtype] = {
     np.dtype(np.uint16): np.dtype(np.int32),
@@ -58,9 +59,20 @@ def lower_cumulative_sum(ctx: Any, eqn: Any) -> None:
     em.output(out, value)
 
 
+def _flip_top_bit(em: Emitter, x: ir.Value, shape: tuple) -> ir.Value:
+    """uint64 with its top bit flipped (BitwiseXor, opset 18): ``u - 2^63`` modulo ``2^64``."""
+    return em.op("BitwiseXor", x, em.const(np.uint64(1 << 63), "top_bit", _U64), dtype=_U64, shape=shape)
+
+
 def _top_k(em: Emitter, x: ir.Value, dtype: np.dtype, shape: tuple, k: int, axis: int, largest: bool):
-    """One TopK node (values in ``x``'s carrier type, INT64 indices)."""
+    """One TopK node (values in ``x``'s carrier type, INT64 indices).
+
+    uint64, which no wider type holds, is ordered as INT64 keys: the top bit flipped, then a
+    wrapping Cast (``u - 2^63``, the same order), and mapped back the same way after.
+    """
     carrier = _ORDER_CARRIER.get(dtype, dtype)
+    if dtype == _U64:
+        x, carrier = _flip_top_bit(em, x, shape), _I64
     if carrier != dtype:
         x = _cast(em, x, carrier, shape)
     out_shape = shape[:axis] + (k,) + shape[axis + 1 :]
@@ -78,6 +90,8 @@ def _top_k(em: Emitter, x: ir.Value, dtype: np.dtype, shape: tuple, k: int, axis
         _ensure_value_metadata(em.ctx, value)
     if carrier != dtype:
         values = _cast(em, values, dtype, out_shape)
+    if dtype == _U64:
+        values = _flip_top_bit(em, values, out_shape)
     return values, indices
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+import numpy as np
 from jax2onnx.plugins.plugin_system import PrimitiveLeafPlugin, register_primitive
 
 from dmljax._core.markers import MARK_P
@@ -55,7 +56,7 @@ def _lower_mark(ctx: Any, eqn: Any) -> None:
     lower = _LOWERINGS.get(eqn.params["op"])
     check_marker(eqn, getattr(ctx.builder, "opset", None))
     if lower is not None:
-        params = {k: v for k, v in eqn.params.items() if k != "op"}
+        params = {k: int(v) if isinstance(v, np.integer) else v for k, v in eqn.params.items() if k != "op"}
         lower(ctx, eqn.replace(invars=eqn.invars[1:], params=params))
         return
     em, out = Emitter(ctx), eqn.outvars[0]

@@ -22,6 +22,12 @@
   gathers and scatters (gradients of gather_elements and scatter) become GatherElements/
   ScatterElements (`dmljax.onnx._elementwise`); other clip-mode lax scatters (gradients
   of clip-mode gathers) get their indices clamped (`_clip_scatter`);
+* a marked ``cumulative_product`` becomes `dmljax.onnx._products`' formulation; the
+  ``lax.top_k`` inside a marked ``top_k``'s implementation becomes the TopK node's indices
+  (`dmljax.onnx._marked`: the gradient reads them); a reverse ``scan`` runs forward over
+  the reversed sequence; equations onnxruntime has no kernel for, or the opset no node for,
+  are re-formulated with the same bits (`dmljax.onnx._kernels`); ``checkify`` checks and a
+  float bitcast below opset 26 are refused by name;
 * every other equation is bound again as it was (a marker in another construct's body
   stays; the marker's plugin exports it as the identity of the implementation).
 """
@@ -53,9 +59,9 @@ from dmljax.onnx._elementwise import (
     refuse_low_opset,
 )
 from dmljax.onnx._indexing import REDUCTION_OPSET
+from dmljax.onnx._kernels import check_name, reformulate, refuse_bitcasts
 from dmljax.onnx._layouts import slice_bounds
-from dmljax.onnx._primitives import EXPORT_PRIMITIVES
-from dmljax.onnx._sequential import needs_sequential, sequential_scatter
+from dmljax.onnx._marked import TOP_K_OPS, export_marker, hinted_top_k, is_exported, top_k_hints, top_k_nodes
 
 __all__ = ["RANDOM_NAMES", "check_exportable", "check_marker", "primitive_names", "rewrite"]
 
@@ -76,6 +82,7 @@ _DRAW_RULE = (
 _CALLS = {"jit", "pjit", "closed_call", "core_call", "custom_jvp_call", "custom_vjp_call", "checkpoint", "remat"}
 # The types of onnxruntime's CPU CumSum checked to add in sequence, bit for bit (tests/test_onnx_export_newops.py).
 _CUMSUM_TYPES = {np.dtype(t) for t in ("float32", "float64", "int32", "int64")}
+_HALF = (np.dtype(np.float16), np.dtype(jnp.bfloat16))
 _INDEXED = {"gather", "gather_elements", "scatter", "gather_nd", "scatter_nd"}
 
 
@@ -141,9 +148,10 @@ def check_marker(eqn: Any, opset: int | None = None) -> None:
     if op == "cumulative_sum" and np.dtype(eqn.invars[1].aval.dtype) not in _CUMSUM_TYPES:
         rule = "be float32, float64, int32 or int64 in an ONNX export (onnxruntime's CumSum kernels, in sequence)"
         raise fail(op, "x.dtype", rule, str(eqn.invars[1].aval.dtype))
-    if op == "cumulative_product" and params["reverse"]:
-        rule = "be False in an ONNX export (no CumProd node; jax2onnx exports the in-order scan forward only)"
-        raise fail(op, "reverse", rule, True)
+    ordered = op in ("top_k_values", "top_k_indices", "arg_reduce")
+    if ordered and np.dtype(eqn.invars[1].aval.dtype) == np.uint64 and opset is not None and opset < 18:
+        rule = "be exportable below opset 18 (onnxruntime's TopK has no uint64 kernel; its INT64 keys need BitwiseXor)"
+        raise fail(op, "x.dtype", rule, "uint64", f"opset {opset}")
     if op == "slice1":
         slice_bounds(params, tuple(eqn.invars[1].aval.shape))  # a symbolic window ONNX cannot express raises
     reduction = params.get("reduction", "none")
@@ -159,6 +167,12 @@ def check_exportable(jaxpr: Any, *, random_impls: tuple[str, ...], opset: int) -
         if eqn.primitive is MARK_P:
             check_marker(eqn, opset)
         name = eqn.primitive.name
+        if name == "check":  # checkify's run-time check (mode="checked" on traced indices)
+            rule = (
+                "not be 'checked' in an ONNX export (ONNX has no run-time check that could raise; "
+                "pass 'clip', 'fill' or 'promise_in_bounds', or check the indices before the model runs)"
+            )
+            raise fail(check_name(eqn), "mode", rule, "checked")
         impl = _key_impl(eqn) if name.startswith("random_") else None
         if impl in random_impls:
             raise fail(f"jax.random ({name})", f"a key of impl {impl!r}", _RANDOM_RULE, impl)
@@ -179,14 +193,25 @@ def _eval_closed(closed: Any, args: list[Any]) -> list[Any]:
 
 
 def _scan(invals: list[Any], *, jaxpr: Any, num_consts: int, num_carry: int, **p: Any) -> list[Any]:
+    """A ``scan``; a reverse one as a forward scan of the reversed ``xs`` (jax2onnx lowers forward
+    scans only), its ``ys`` reversed back: the same steps in the same order. float16/bfloat16
+    ``xs`` enter the loop as float32 and are rounded back inside (exact both ways): jax2onnx
+    types a float step value DOUBLE or FLOAT, never FLOAT16."""
     consts, init, xs = invals[:num_consts], invals[num_consts:][:num_carry], invals[num_consts + num_carry :]
+    types = [np.dtype(x.dtype) for x in xs]
 
     def step(carry: list[Any], x: list[Any]) -> tuple[list[Any], list[Any]]:
+        x = [lax.convert_element_type(v, t) for v, t in zip(x, types, strict=True)]
         outs = _eval_closed(jaxpr, [*consts, *carry, *x])
         return outs[:num_carry], outs[num_carry:]
 
-    carry, ys = jax.lax.scan(step, init, xs, length=p["length"], reverse=p["reverse"], unroll=p["unroll"])
-    return [*carry, *ys]
+    def enter(v: Any) -> Any:
+        v = lax.rev(v, (0,)) if p["reverse"] else v
+        return lax.convert_element_type(v, np.float32) if np.dtype(v.dtype) in _HALF else v
+
+    flip = (lambda v: lax.rev(v, (0,))) if p["reverse"] else (lambda v: v)
+    carry, ys = jax.lax.scan(step, init, [enter(x) for x in xs], length=p["length"], unroll=p["unroll"])
+    return [*carry, *(flip(y) for y in ys)]
 
 
 def _while(invals: list[Any], *, cond_jaxpr: Any, cond_nconsts: int, body_jaxpr: Any, body_nconsts: int) -> list[Any]:
@@ -357,6 +382,10 @@ def _folding(eqn: Any, invals: list[Any]) -> Any:
 def _bind(eqn: Any, invals: list[Any]) -> list[Any]:
     """``eqn``'s primitive bound again (an elementwise lax gather/scatter as GatherElements/ScatterElements)."""
     params, name = eqn.primitive.get_bind_params(eqn.params), eqn.primitive.name
+    with eqn.ctx.manager:
+        outs = reformulate(name, invals, params)
+    if outs is not None:
+        return outs
     out = None
     if name == "pad" and any(interior for _, _, interior in params["padding_config"]):
         out = _interior_pad(invals[0], invals[1], params["padding_config"])
@@ -373,6 +402,10 @@ def _bind(eqn: Any, invals: list[Any]) -> list[Any]:
             invals, params = _unbatched_scatter(invals, params)
         if out is None and params.get("mode") == lax.GatherScatterMode.CLIP:
             invals, params = _clip_scatter(invals, params)
+    if name == "top_k":
+        hinted = hinted_top_k(eqn, invals, params)
+        if hinted is not None:
+            return hinted
     if name == "sort" and any(np.dtype(x.dtype).kind == "u" for x in invals):
         return _signed_sort(invals, params)
     if out is not None:
@@ -385,6 +418,7 @@ def _bind(eqn: Any, invals: list[Any]) -> list[Any]:
 def _eval(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
     """Evaluate ``jaxpr`` by binding its equations again, inlining calls and replacing markers."""
     env: dict[Any, Any] = {}
+    marks = {e.invars[0]: e for e in jaxpr.eqns if e.primitive is MARK_P and e.params["op"] in TOP_K_OPS}
 
     def read(v: Any) -> Any:
         return v.val if isinstance(v, jax.extend.core.Literal) else env[v]
@@ -397,7 +431,8 @@ def _eval(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
         if sub is not None:
             closed = sub if isinstance(sub, jax.extend.core.ClosedJaxpr) else None
             inner = closed.jaxpr if closed is not None else sub
-            outs = _eval(inner, list(closed.consts) if closed is not None else [], invals)
+            with top_k_hints(eqn, marks, read):
+                outs = _eval(inner, list(closed.consts) if closed is not None else [], invals)
         elif eqn.primitive in ORDERED_ADDS:  # a scatter-add: ScatterElements "add", in the updates' order
             specs = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in eqn.invars]
             closed = jax.make_jaxpr(lambda x, t, u: scatter_at(x, t, u, "add"))(*specs)
@@ -407,12 +442,9 @@ def _eval(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
         elif eqn.primitive.name in _CONTROL:
             with eqn.ctx.manager:
                 outs = list(_CONTROL[eqn.primitive.name](invals, **eqn.params))
-        elif eqn.primitive is MARK_P and eqn.params["op"] in EXPORT_PRIMITIVES:
-            op, params = eqn.params["op"], {k: v for k, v in eqn.params.items() if k != "op"}
-            if needs_sequential(op, invals[1:], params):  # float16/bfloat16 add/mul: rounded per update
-                outs = [sequential_scatter(op, invals[1:], params, _OPSET.get())]
-            else:
-                outs = [EXPORT_PRIMITIVES[op].bind(*invals[1:], **params)]
+        elif is_exported(eqn):
+            value = export_marker(eqn, invals[1:], _OPSET.get())
+            outs = [invals[0] if value is None else value]  # None: the implementation's value
         else:
             outs = _bind(eqn, invals)
         env.update(zip(eqn.outvars, outs, strict=True))
@@ -448,9 +480,11 @@ def rewrite(closed: Any, opset: int = REDUCTION_OPSET["min"]) -> Any:
     specs = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in closed.jaxpr.invars]
     token = _OPSET.set(opset)
     try:
-        new = jax.make_jaxpr(lambda *xs: _eval(closed.jaxpr, list(closed.consts), list(xs)))(*specs)
+        with top_k_nodes():
+            new = jax.make_jaxpr(lambda *xs: _eval(closed.jaxpr, list(closed.consts), list(xs)))(*specs)
     finally:
         _OPSET.reset(token)
     jaxpr = _dce(new.jaxpr)
     refuse_low_opset(_eqns(jaxpr), opset)
+    refuse_bitcasts(_eqns(jaxpr), opset)
     return jax.extend.core.ClosedJaxpr(jaxpr, new.consts)
