@@ -13,6 +13,7 @@ import pathlib
 import pytest
 
 import dmljax
+import dmljax.descriptors
 from dmljax._descriptors.registry import registered
 
 PACKAGE = pathlib.Path(dmljax.__file__).parent
@@ -82,7 +83,8 @@ def test_no_import_cycle():
 
 
 PUBLIC_STRUCTS = sorted(
-    {getattr(dmljax, name) for name in dmljax.__all__ if name.endswith("OperatorDesc")}, key=lambda c: c.__name__
+    {getattr(dmljax.descriptors, name) for name in dmljax.descriptors.__all__ if name.endswith("OperatorDesc")},
+    key=lambda c: c.__name__,
 )
 
 

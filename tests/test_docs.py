@@ -121,7 +121,7 @@ def test_a_missing_docstring_is_noticed(monkeypatch):
 
 
 @pytest.mark.parametrize(
-    "module, name", [("dmljax", "prng_impl"), ("dmljax.onnx", "DEFAULT_OPSET"), ("dmljax.onnx", "MIN_OPSET")]
+    "module, name", [("dmljax.random", "prng_impl"), ("dmljax.onnx", "DEFAULT_OPSET"), ("dmljax.onnx", "MIN_OPSET")]
 )
 def test_attribute_docstring_examples_run(module, name):
     """Values document themselves in attribute docstrings, which ``--doctest-modules`` does not run."""

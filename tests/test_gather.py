@@ -11,7 +11,7 @@ from jax.experimental import checkify
 from jax.test_util import check_grads
 
 import dmljax
-from dmljax import DataType, FeatureLevel, ValidationError
+from dmljax import DataType, ValidationError
 from dmljax._core import platform
 from dmljax._descriptors.gather_elements import GATHER_ELEMENTS_SUPPORT
 from dmljax._descriptors.support import support_at
@@ -20,6 +20,7 @@ from dmljax._ops.common.indices import IndexMode, normalize
 from dmljax._ops.index.gather import _gather_elements_lax, _gather_lax
 from dmljax._ops.index.gather_blocked import blocked, use_blocked
 from dmljax._ops.index.gather_grad import flat_tangent, gather_flat_tangent, use_rows
+from dmljax.descriptors import FeatureLevel
 from tests import reference
 from tests._util import spec
 

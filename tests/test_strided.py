@@ -564,7 +564,7 @@ def test_big_nhwc_read_is_one_plain_transpose_for_gpus():
 
 
 def _x64_calls():
-    from dmljax import ScatterOperatorDesc, compile_operator
+    from dmljax.descriptors import ScatterOperatorDesc, compile_operator
 
     desc = TensorDesc("float32", (2, 3), (1, 2))
     data, index = TensorDesc("float32", (5,)), TensorDesc("uint32", (4,))

@@ -15,7 +15,19 @@ import numpy as np
 import pytest
 
 import dmljax
-from dmljax import (
+from dmljax import TensorDesc
+from dmljax._descriptors.registry import lookup
+from dmljax._ops.index.gather import gather_elements_validated, gather_validated
+from dmljax._ops.index.nd import gather_nd_validated, scatter_nd_validated
+from dmljax._ops.index.scatter import scatter_validated
+from dmljax._ops.index.slice1 import slice1_validated
+from dmljax._ops.movement.one_hot import one_hot_validated
+from dmljax._ops.ordered.cumulative import cumulative_product_validated, cumulative_sum_validated
+from dmljax._ops.selection.arg_reduce import argmax_validated, argmin_validated
+from dmljax._ops.selection.nonzero import nonzero_coordinates_validated
+from dmljax._ops.selection.topk import top_k_validated
+from dmljax._random.generator import random_generator_validated
+from dmljax.descriptors import (
     ArgMaxOperatorDesc,
     ArgMinOperatorDesc,
     AxisDirection,
@@ -30,21 +42,9 @@ from dmljax import (
     ScatterNDOperatorDesc,
     ScatterOperatorDesc,
     Slice1OperatorDesc,
-    TensorDesc,
     TopKOperatorDesc,
     compile_operator,
 )
-from dmljax._descriptors.registry import lookup
-from dmljax._ops.index.gather import gather_elements_validated, gather_validated
-from dmljax._ops.index.nd import gather_nd_validated, scatter_nd_validated
-from dmljax._ops.index.scatter import scatter_validated
-from dmljax._ops.index.slice1 import slice1_validated
-from dmljax._ops.movement.one_hot import one_hot_validated
-from dmljax._ops.ordered.cumulative import cumulative_product_validated, cumulative_sum_validated
-from dmljax._ops.selection.arg_reduce import argmax_validated, argmin_validated
-from dmljax._ops.selection.nonzero import nonzero_coordinates_validated
-from dmljax._ops.selection.topk import top_k_validated
-from dmljax._random.generator import random_generator_validated
 
 F32, U32, I32 = np.dtype("float32"), np.dtype("uint32"), np.dtype("int32")
 DEC = AxisDirection.DECREASING
@@ -82,12 +82,12 @@ TWINS = {
         [_spec((3, 4), F32), _spec((2, 1), I32), _spec((2, 4), F32)],
     ),
     "slice1": (
-        lambda x: dmljax.slice1(x, [0, 1], [3, 3], [2, -1]),
+        lambda x: dmljax.slice(x, [0, 1], [3, 3], [2, -1]),
         lambda x: slice1_validated(x, (0, 1), (3, 3), (2, -1), (2, 3)),
         [_spec((3, 4), F32)],
     ),
     "random_generator": (
-        lambda s: dmljax.random_generator(s, (2, 5)),
+        lambda s: dmljax.random.random_generator(s, (2, 5)),
         lambda s: random_generator_validated(s, (2, 5)),
         [_spec((1, 6), U32)],
     ),
@@ -97,7 +97,7 @@ TWINS = {
         [_spec((3, 4), F32)],
     ),
     "cumulative_product": (
-        lambda x: dmljax.cumulative_product(x, reverse=True),
+        lambda x: dmljax.cumulative_prod(x, reverse=True),
         lambda x: cumulative_product_validated(x, 0, True, False),
         [_spec((3, 4), F32)],
     ),

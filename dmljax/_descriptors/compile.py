@@ -79,7 +79,8 @@ def compile_operator(desc: Any, feature_level: Any = FeatureLevel.LATEST) -> Cal
       TypeError: ``desc`` or ``feature_level`` is of an unknown kind.
 
     Examples:
-      >>> from dmljax import TensorDesc, ScatterOperatorDesc
+      >>> from dmljax import TensorDesc
+      >>> from dmljax.descriptors import ScatterOperatorDesc
       >>> data, index = TensorDesc("float32", (5,)), TensorDesc("uint32", (4,))
       >>> desc = ScatterOperatorDesc(data, index, TensorDesc("float32", (4,)), data, axis=0)
       >>> op = compile_operator(desc, "3.0")

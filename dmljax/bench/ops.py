@@ -1,4 +1,4 @@
-"""Benchmark cases for scatter, gather, gather_elements and slice1 (see `_harness`).
+"""Benchmark cases for scatter, gather, gather_elements and slice (DML_SLICE1; see `_harness`).
 
 Every case is jitted float32 data of ``size`` bytes, shaped ``(size / 4096, 1024)``, with
 indices of each type asked for (``index_dtypes``; the CLI's ``--index-dtypes``): signed ones
@@ -206,10 +206,10 @@ def _slice1_cases(x: np.ndarray) -> list[Case]:
     rows, cols = x.shape
     offsets, sizes, strides = (0, 1), (rows, cols - 1), (-1, 2)  # rows reversed, every other column
     ops = {
-        "dmljax": lambda x: dmljax.slice1(x, offsets, sizes, strides),
+        "dmljax": lambda x: dmljax.slice(x, offsets, sizes, strides),
         "jnp": lambda x: jnp.flip(x[:, 1:cols:2], 0),
     }
-    name = f"slice1 rev+stride2 {x.shape}"
+    name = f"slice rev+stride2 {x.shape}"
     numpy_fn = lambda x: np.ascontiguousarray(x[::-1, 1:cols:2])  # noqa: E731
     cases = _fwd_bwd("slice1", name, x.nbytes, (x,), ops, numpy_fn, (0,))
     return _torch.with_torch(cases, _torch.slice1(x, (slice(None), slice(1, cols, 2)), (0,)))

@@ -11,7 +11,7 @@
   primitive (`dmljax.onnx._primitives`) applied to the operator's inputs only, so the
   implementation that computed the marked value is dead and removed (DCE); a float16/
   bfloat16 add/mul scatter becomes a loop over its updates (`dmljax.onnx._sequential`);
-* the random operators, ``jax.random`` on `dmljax.prng_impl` keys, draws, splits and
+* the random operators, ``jax.random`` on `dmljax.random.prng_impl` keys, draws, splits and
   fold-ins of every other key (threefry's included), ``mode="checked"`` and complex data
   are refused with a `dmljax.ValidationError` naming the operator;
 * ``scan``, ``while`` and ``cond`` are traced again (`jax.lax.scan`, `jax.lax.while_loop`,
