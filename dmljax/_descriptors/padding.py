@@ -21,7 +21,7 @@ from dmljax._descriptors.members import ints_member, set_tensors
 from dmljax._descriptors.registry import Operator, register
 from dmljax._descriptors.support import FL4_1_DATA_TYPES, SupportRow
 from dmljax._descriptors.validate import Check, check_output, check_row, same, tensors_of
-from dmljax._ops.common.static_args import static_number
+from dmljax._ops.common.static_args import static_number, static_real
 from dmljax._ops.movement.padding import check_mode, padding_validated, padding_value
 
 __all__ = ["PADDING_SUPPORT", "PaddingOperatorDesc"]
@@ -117,9 +117,9 @@ def _value(desc: PaddingOperatorDesc) -> Any:
     kind = data_type.dtype.kind
     struct = type(desc).__name__
     context = f"padding_value_data_type {data_type.name}"
-    number = static_number(struct, "padding_value", desc.padding_value, context, complex_ok=kind == "c")
     if kind == "c":
-        return complex(number)
+        return complex(static_number(struct, "padding_value", desc.padding_value, context, complex_ok=True))
+    number = static_real(struct, "padding_value", desc.padding_value, context)
     if kind in "iu":
         if isinstance(number, float) and not math.isfinite(number):
             raise fail(struct, "padding_value", "be finite for an integer type", desc.padding_value, context)

@@ -17,7 +17,7 @@ import numpy as np
 from dmljax._core.errors import fail
 from dmljax._core.limits import UINT32_MAX
 
-__all__ = ["STATIC_HINT", "static_int", "static_ints", "static_number"]
+__all__ = ["STATIC_HINT", "static_int", "static_ints", "static_number", "static_real"]
 
 STATIC_HINT = "mark it static: jax.jit(..., static_argnums=...), or pass Python ints"
 
@@ -88,3 +88,15 @@ def static_number(op: str, param: str, value: Any, context: str, complex_ok: boo
         rule = "be a number (int, float or complex)" if complex_ok else "be a real number (int or float)"
         raise fail(op, param, rule, value, context)
     return float(host) if host.dtype == jnp.bfloat16 else host.item()
+
+
+def static_real(op: str, param: str, value: Any, context: str) -> int | float:
+    """`static_number` of a real number: a Python int or float.
+
+    Raises:
+      ValidationError: ``value`` is traced, or no real number.
+    """
+    number = static_number(op, param, value, context)
+    if isinstance(number, complex):  # static_number refuses complex values already
+        raise fail(op, param, "be a real number (int or float)", value, context)
+    return number

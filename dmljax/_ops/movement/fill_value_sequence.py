@@ -23,7 +23,7 @@ from jax import lax
 from dmljax._core.dtypes import DataType, as_data_type, x64_enabled
 from dmljax._core.errors import fail
 from dmljax._core.limits import MAX_DIMENSIONS, MAX_TENSOR_ELEMENTS
-from dmljax._ops.common.static_args import static_ints, static_number
+from dmljax._ops.common.static_args import static_ints, static_real
 
 __all__ = ["check_scalar", "fill_value_sequence", "fill_value_sequence_validated"]
 
@@ -80,7 +80,7 @@ def fill_value_sequence(shape: Sequence[int], dtype: Any, start: float | int, de
 
 def check_scalar(op: str, param: str, value: Any, dtype: np.dtype) -> Any:
     """``value`` as the Python int or float the type takes (integers: the type's range; ``delta`` modulo 2^bits)."""
-    number = static_number(op, param, value, f"dtype {dtype}")
+    number = static_real(op, param, value, f"dtype {dtype}")
     if dtype.kind in "iu":
         low, high = np.iinfo(dtype).min, np.iinfo(dtype).max
         if param == "delta":  # a step modulo 2^bits: either type of the width (the page steps a UINT8 by -2)

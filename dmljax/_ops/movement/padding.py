@@ -117,7 +117,8 @@ def pad(
     if isinstance(end_padding, str):  # np.pad(x, pad_width, mode)
         if mode != "constant":
             raise fail("pad", "end_padding", "be a sequence of ints (or the mode, when mode is not given)", end_padding)
-        end_padding, mode = None, end_padding
+        mode = end_padding
+        end_padding = None
     if end_padding is None:
         start_padding, end_padding = _pad_width("pad", start_padding, input.ndim, context)
     start = static_ints("pad", "start_padding", start_padding, input.ndim, context)

@@ -86,6 +86,6 @@ def _nonzero_mask(x: jax.Array) -> jax.Array:
         return _nonzero_mask(jnp.real(x)) | _nonzero_mask(jnp.imag(x))
     if not jnp.issubdtype(x.dtype, jnp.floating):
         return x != 0
-    unsigned = {2: np.uint16, 4: np.uint32, 8: np.uint64}[x.dtype.itemsize]
-    magnitude = lax.bitcast_convert_type(x, unsigned) & np.iinfo(unsigned).max >> 1
+    unsigned = np.dtype(f"uint{8 * x.dtype.itemsize}")
+    magnitude = lax.bitcast_convert_type(x, unsigned) & np.asarray((1 << (8 * x.dtype.itemsize - 1)) - 1, unsigned)
     return magnitude != 0
