@@ -214,3 +214,32 @@ def test_join_split_rules_and_levels():
     op = compile_operator(dmljax.descriptors.JoinOperatorDesc((a, b), out, 3), "2.1")
     with pytest.raises(TypeError, match=r"takes 2 buffers \(input_buffers\[0\], input_buffers\[1\]\); got 1"):
         op(jnp.zeros(8, jnp.int8))
+
+
+@pytest.mark.parametrize(
+    ("value_type", "value", "match"),
+    [
+        ("int32", float("nan"), r"padding_value must be finite for an integer type; got padding_value=nan"),
+        ("int32", float("inf"), r"padding_value must be finite for an integer type; got padding_value=inf"),
+        ("int32", None, r"padding_value must be a real number \(int or float\); got padding_value=None"),
+        ("int32", 1 + 2j, r"padding_value must be a real number .*got padding_value=\(1\+2j\)"),
+        ("float32", "3", r"padding_value must be a real number .*got padding_value='3'"),
+        ("float32", None, r"padding_value must be a real number .*got padding_value=None"),
+    ],
+)
+def test_padding_value_of_the_wrong_kind_is_refused_by_name(value_type, value, match):
+    """Issue 39 class 12: int()'s raw ValueError / OverflowError / TypeError before ("3" was read as 3)."""
+    desc = PaddingOperatorDesc(
+        TensorDesc("int32", (4,)), TensorDesc("int32", (6,)), "constant", value_type, value, (1,), (1,)
+    )
+    with pytest.raises(ValidationError, match=r"PaddingOperatorDesc: padding_value must be a number that .*" + match):
+        compile_operator(desc)
+
+
+@pytest.mark.parametrize(("member", "value"), [("value_start", None), ("value_delta", 1 + 2j), ("value_start", "1")])
+def test_fill_value_sequence_scalar_of_the_wrong_kind_is_refused_by_name(member, value):
+    """Issue 39 class 12: float()'s raw TypeError before ("1" was read as 1)."""
+    values = {"value_start": 1, "value_delta": 1, member: value}
+    desc = FillValueSequenceOperatorDesc(TensorDesc("float32", (1, 1, 1, 4)), "float32", **values)
+    with pytest.raises(ValidationError, match=rf"FillValueSequenceOperatorDesc: {member} must fit .*must be a real"):
+        compile_operator(desc)

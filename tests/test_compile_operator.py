@@ -18,6 +18,7 @@ from dmljax import (
     scatter_nd,
 )
 from dmljax.descriptors import (
+    ArgMaxOperatorDesc,
     FeatureLevel,
     GatherElementsOperatorDesc,
     GatherNDOperatorDesc,
@@ -454,3 +455,18 @@ def test_operator_inputs_read_with_the_fused_transpose_not_the_read_tensor_tiles
     assert "conditional(" not in fused and "transpose(" not in fused.split("ENTRY")[1]
     alone = jax.jit(lambda b: read_tensor(b, nhwc)).lower(buffer).compile().as_text()
     assert alone.count(" conditional(") == (1 if jax.device_count() == 1 else 0)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint64"])
+def test_64_bit_output_descriptor_without_x64_is_refused_by_name(dtype):
+    """Issue 39 class 13: the output buffer was int32/uint32 (24 bytes, not 48) with x64 off."""
+    desc = ArgMaxOperatorDesc(TensorDesc("float32", (4, 6)), TensorDesc(dtype, (1, 6)), (0,))
+    op = compile_operator(desc)
+    buffer = np.arange(24, dtype=np.float32)
+    pattern = rf"ArgMaxOperatorDesc: output_tensor.dtype must be 32-bit .*jax_enable_x64.*='{dtype.upper()}'"
+    with pytest.raises(ValidationError, match=pattern):
+        op(buffer)
+    with jax.enable_x64(True):
+        out = op(buffer)
+        assert out.dtype == np.dtype(dtype) and out.nbytes == 48
+        np.testing.assert_array_equal(out, [3] * 6)

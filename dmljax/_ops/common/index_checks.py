@@ -54,6 +54,7 @@ __all__ = [
     "dispatch_range",
     "index_range",
     "narrow_on_host",
+    "needs_checkify",
     "prepare_indices",
     "raise_out_of_range",
 ]
@@ -291,7 +292,7 @@ def checkify_in_bounds(op: str, indices: jax.Array, axis_size: int, axis: int) -
     first = jnp.argmax(bad)
     shown_low = -axis_size if dtype.kind == "i" else 0
     checkify.check(
-        _needs_checkify(op, ~jnp.any(bad)),
+        needs_checkify(op, ~jnp.any(bad)),
         f"{op}: index {{value}} is out of bounds for axis {axis} with size {axis_size} "
         f"(flat position {{position}} of indices shape {indices.shape}; valid range [{shown_low}, {axis_size - 1}]).",
         value=flat[first],
@@ -310,7 +311,7 @@ needs_checkify_p.def_abstract_eval(lambda pred, *, op: pred)
 
 def _needs_checkify_lowering(ctx: Any, pred: Any, *, op: str) -> Any:
     rule = (
-        "run under jax.experimental.checkify.checkify when the indices are traced (wrap the jitted "
+        "run under jax.experimental.checkify.checkify when the indices (or ids) are traced (wrap the jitted "
         "function: checkify.checkify(jax.jit(f)), then err.throw()), or be another mode: None or "
         '"clip" / "fill" / "promise_in_bounds"'
     )
@@ -350,7 +351,8 @@ def _drop_under_checkify(*args: Any, op: str) -> tuple[Any, jax.Array]:
 _CHECKIFY_RULE = _register_checkify_rule()
 
 
-def _needs_checkify(op: str, pred: jax.Array) -> jax.Array:
+def needs_checkify(op: str, pred: jax.Array) -> jax.Array:
+    """``pred`` through `needs_checkify_p`: a `checkify.check` compiled without checkify names ``op``."""
     return needs_checkify_p.bind(pred, op=op) if _CHECKIFY_RULE else pred
 
 

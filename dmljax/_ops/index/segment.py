@@ -16,7 +16,9 @@ Segment ids follow JAX's segment operations, not dmljax's index rules: the valid
 outside it is dropped, concrete or traced (JAX's ``FILL_OR_DROP``). ``mode`` chooses
 otherwise (`IndexMode`): ``"clip"`` combines into the nearest segment (negative ids: 0),
 ``"promise_in_bounds"`` promises every id valid, ``"checked"`` raises `IndexError` for a
-bad concrete id and adds a checkify check for traced ones (then drops).
+bad concrete id and adds a checkify check for traced ones (then drops); compiled without
+`checkify.checkify`, that check raises `ValidationError` naming the function, as
+`scatter_nd`'s does.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from jax.experimental import checkify
 from dmljax._core.dtypes import as_data_type, x64_enabled
 from dmljax._core.errors import fail
 from dmljax._core.limits import UINT32_MAX
+from dmljax._ops.common.index_checks import needs_checkify
 from dmljax._ops.common.indices import (
     INDEX_TYPES,
     IndexMode,
@@ -153,8 +156,14 @@ def segment_max(
 
     ``out`` starts at the type's lowest value (``-inf`` for floats, the integer minimum,
     ``False``), which an empty segment keeps, as in JAX; then each row is combined with
-    `scatter_nd`'s ``"max"`` in index order, NaN, signed zeros and gradients (ties) as
-    `scatter_nd` documents them. Arguments, ids and errors as `segment_sum`.
+    `scatter_nd`'s ``"max"`` in index order, NaN and signed zeros as `scatter_nd`
+    documents them. Arguments, ids and errors as `segment_sum`.
+
+    Gradients: the cotangent of ``out[s]`` goes whole to the one row the maximum is taken
+    from, the last of equal maxima in index order, and is zero for every other row.
+    ``jax.ops.segment_max`` shares it among tied rows instead, so swapping one for the other
+    changes the gradients of ties (not the values): for rows ``[2.0, 2.0, 1.0]`` in one
+    segment, dmljax gives ``[0, 1, 0]`` where JAX gives ``[0.5, 0.5, 0]``.
 
     Args:
       data: array of 1 to 8 dimensions, any real `DataType` (not complex).
@@ -175,6 +184,8 @@ def segment_max(
     Examples:
       >>> segment_max(jnp.array([1.0, 5.0, 3.0]), np.array([0, 0, 2]), num_segments=3)
       Array([  5., -inf,   3.], dtype=float32)
+      >>> jax.grad(lambda d: segment_max(d, np.array([0, 0, 0]), 1).sum())(jnp.array([2.0, 2.0, 1.0]))
+      Array([0., 1., 0.], dtype=float32)
     """
     return _segment("segment_max", "max", data, segment_ids, num_segments, indices_are_sorted, unique_indices, mode)
 
@@ -193,6 +204,10 @@ def segment_min(
     ``out`` starts at the type's highest value (``+inf`` for floats, the integer maximum,
     ``True``), which an empty segment keeps, as in JAX; then each row is combined with
     `scatter_nd`'s ``"min"`` in index order. Arguments, ids and errors as `segment_max`.
+
+    Gradients: the cotangent of ``out[s]`` goes whole to the last of the tied minima in
+    index order (``jax.ops.segment_min`` shares it among them): for rows ``[1.0, 3.0, 1.0]``
+    in one segment, dmljax gives ``[0, 0, 1]`` where JAX gives ``[0.5, 0, 0.5]``.
 
     Args:
       data: array of 1 to 8 dimensions, any real `DataType` (not complex).
@@ -213,6 +228,8 @@ def segment_min(
     Examples:
       >>> segment_min(jnp.array([4, 2, 7], jnp.int32), np.array([1, 1, 0]), num_segments=3)
       Array([         7,          2, 2147483647], dtype=int32)
+      >>> jax.grad(lambda d: segment_min(d, np.array([0, 0, 0]), 1).sum())(jnp.array([1.0, 3.0, 1.0]))
+      Array([0., 0., 1.], dtype=float32)
     """
     return _segment("segment_min", "min", data, segment_ids, num_segments, indices_are_sorted, unique_indices, mode)
 
@@ -260,8 +277,12 @@ def segment_mean(
         raise type_fail(op, "data.dtype", "be a float or complex type (a mean of integers is not one)", data.dtype)
     total = _segment(op, "add", data, *args)
     # The count at full shape: XLA rewrites a division by a broadcast as a product with its
-    # reciprocal, which may round otherwise than the quotient.
-    count = _segment(op, "add", jnp.ones(data.shape, np.uint32), *args)
+    # reciprocal, which may round otherwise than the quotient. The ones depend on ``data`` (a
+    # select between equal operands, which XLA drops) so that under `jax.vmap` of ``data``
+    # with shared ids they carry the batch axis too, and the count keeps ``total``'s shape.
+    one = np.ones((), np.uint32)
+    ones = jnp.where(data == data, one, one)
+    count = _segment(op, "add", ones, *args)
     return total / lax.convert_element_type(jnp.maximum(count, np.uint32(1)), data.dtype)
 
 
@@ -368,7 +389,7 @@ def _check_ids(op: str, ids: jax.Array | np.ndarray, n: Any) -> None:
         bad = _bad(jnp, ids, n)
         first = jnp.argmax(bad)
         message = template.replace("{where}", "segment_ids[{position}]")
-        checkify.check(~jnp.any(bad), message, value=ids[first], position=first)
+        checkify.check(needs_checkify(op, ~jnp.any(bad)), message, value=ids[first], position=first)
         return
     with jax.ensure_compile_time_eval():
         xp = np if isinstance(ids, np.ndarray) else jnp
