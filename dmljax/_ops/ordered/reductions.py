@@ -181,7 +181,7 @@ def _ordered(
     ``ordered_replicated_partitions``) through `dmljax._ops.ordered.ordered_partition`, whose
     partitioned program runs it on replicated operands. Its product rule: `_ordered_jvp`."""
     if config.ordered_replicated_partitions and jax.device_count() > 1 and concrete_shape(flat.shape + targets.shape):
-        return ordered_partition.replicated(in_order, reduction, indices_are_sorted, flat, targets, updates)
+        return ordered_partition.replicated_batchable(in_order, reduction, indices_are_sorted, flat, targets, updates)
     return in_order(flat, targets, updates, reduction, indices_are_sorted, one_device=True)
 
 
