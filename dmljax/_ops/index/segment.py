@@ -21,7 +21,7 @@ bad concrete id and adds a checkify check for traced ones (then drops).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -254,15 +254,26 @@ def segment_mean(
       Array([1.5, 0. , 6. ], dtype=float32)
     """
     op = "segment_mean"
-    args = (segment_ids, num_segments, indices_are_sorted, unique_indices, mode)
     data = as_data(op, "data", data)
     if np.dtype(data.dtype).kind not in "fcV":  # V: bfloat16
         raise type_fail(op, "data.dtype", "be a float or complex type (a mean of integers is not one)", data.dtype)
-    total = _segment(op, "add", data, *args)
+    check_rank(op, "data", data.shape)
+    segments = _segments(op, data.shape, segment_ids, num_segments, indices_are_sorted, unique_indices, mode)
+    total = _reduce(op, "add", data, segments)
     # The count at full shape: XLA rewrites a division by a broadcast as a product with its
     # reciprocal, which may round otherwise than the quotient.
-    count = _segment(op, "add", jnp.ones(data.shape, np.uint32), *args)
+    count = _reduce(op, "add", jnp.ones(data.shape, np.uint32), segments)
     return total / lax.convert_element_type(jnp.maximum(count, np.uint32(1)), data.dtype)
+
+
+class _Segments(NamedTuple):
+    """Validated segment arguments: the ids as ``(m, 1)`` unsigned tuples, ``num_segments``, the promises."""
+
+    tuples: Any
+    n: Any
+    indices_are_sorted: bool
+    unique_indices: bool
+    mode: IndexMode
 
 
 def _segment(
@@ -280,22 +291,48 @@ def _segment(
     check_rank(op, "data", data.shape)
     if reduction in ("max", "min") and np.dtype(data.dtype).kind == "c":
         raise type_fail(op, "data.dtype", "be a real type (max and min need an order)", data.dtype)
-    ids = _as_ids(op, segment_ids, data.shape)
+    segments = _segments(op, data.shape, segment_ids, num_segments, indices_are_sorted, unique_indices, mode)
+    return _reduce(op, reduction, data, segments)
+
+
+def _segments(
+    op: str,
+    shape: tuple[int, ...],
+    segment_ids: Any,
+    num_segments: Any,
+    indices_are_sorted: Any,
+    unique_indices: Any,
+    mode: Any,
+) -> _Segments:
+    """Validate the arguments besides ``data`` (of ``shape``), check the ids as ``mode`` asks: once a call."""
+    ids = _as_ids(op, segment_ids, shape)
     sorted_ = _flag(op, "indices_are_sorted", indices_are_sorted)
     unique = _flag(op, "unique_indices", unique_indices)
     policy = _policy(op, mode)
     n = _num_segments(op, num_segments, ids)
-    shape = (n, *data.shape[1:])
     if isinstance(n, int) and n == 0:  # no segment: nothing lands (scatter_nd needs a non-empty axis)
-        return jnp.zeros(shape, data.dtype)
+        return _Segments(None, 0, sorted_, unique, policy.mode)
     if policy.checkify or policy.eager_check:
         _check_ids(op, ids, n)
+    return _Segments(_unsigned(ids, policy.mode)[:, None], n, sorted_, unique, policy.mode)
+
+
+def _reduce(op: str, reduction: str, data: jax.Array, segments: _Segments) -> jax.Array:
+    """ScatterND of ``data`` at the validated ``segments`` into the reduction's identity."""
+    shape = (segments.n, *data.shape[1:])
+    if segments.tuples is None:
+        return jnp.zeros(shape, data.dtype)
     init = jnp.full(shape, _identity(reduction, data.dtype), data.dtype)
-    ids = _unsigned(ids, policy.mode)
-    tuples = ids[:, None]
-    plain = IndexPolicy(policy.mode, eager_check=False, checkify=False)
+    plain = IndexPolicy(segments.mode, eager_check=False, checkify=False)
     return scatter_nd_with_policy(
-        op, init, tuples, data, reduction=reduction, policy=plain, indices_are_sorted=sorted_, unique_indices=unique
+        op,
+        init,
+        segments.tuples,
+        data,
+        reduction=reduction,
+        policy=plain,
+        indices_are_sorted=segments.indices_are_sorted,
+        unique_indices=segments.unique_indices,
     )
 
 
