@@ -39,6 +39,7 @@ from jax.experimental import checkify
 from jax.interpreters import ad, batching, mlir
 from jax.sharding import SingleDeviceSharding
 
+from dmljax._core import jax_compat
 from dmljax._core.config import config
 from dmljax._core.dtypes import x64_enabled
 from dmljax._core.errors import fail
@@ -332,11 +333,9 @@ batching.primitive_batchers[needs_checkify_p] = _needs_checkify_batch
 
 def _register_checkify_rule() -> bool:
     """Tell checkify to drop the primitive; False where this jax keeps its rules elsewhere."""
-    try:
-        from jax._src.checkify import error_checks
-    except ImportError:  # pragma: no cover - a jax that moved it: JAX's own error instead
+    if not jax_compat.available("checkify_error_checks"):  # pragma: no cover - JAX's own error instead
         return False
-    error_checks[needs_checkify_p] = _drop_under_checkify
+    jax_compat.checkify_error_checks[needs_checkify_p] = _drop_under_checkify
     return True
 
 
