@@ -26,8 +26,8 @@ from dmljax._core.errors import fail
 from dmljax._core.markers import mark, traced
 from dmljax._core.platform import concrete_shape, cpu_or_plain
 from dmljax._core.typing import IndexArray
+from dmljax._ops.common.checked import checkify_in_bounds
 from dmljax._ops.common.index_checks import (
-    checkify_in_bounds,
     index_range,
     marked_mode,
     prepare_indices,

@@ -27,11 +27,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jax.experimental import checkify
 
 from dmljax._core.dtypes import as_data_type, x64_enabled
 from dmljax._core.errors import fail
 from dmljax._core.limits import UINT32_MAX
+from dmljax._ops.common.checked import checkify_in_bounds
+from dmljax._ops.common.index_checks import raise_first_bad
 from dmljax._ops.common.indices import (
     INDEX_TYPES,
     IndexMode,
@@ -398,32 +399,12 @@ def _in_range(op: str, n: int) -> int:
 
 
 def _check_ids(op: str, ids: jax.Array | np.ndarray, n: Any) -> None:
-    """``mode="checked"``: concrete ids raise `IndexError` for the first outside ``[0, n)``;
-    traced ones get a `checkify.check`."""
-    template = f"{op}: segment id {{value}} is out of range for num_segments {n} ({{where}}; valid range [0, {n - 1}])."
+    """``mode="checked"``: concrete ids raise `IndexError` for the first outside ``[0, n)`` (the
+    output's axis 0); traced ones get a `checkify.check` (the index checks' routine and message)."""
     if isinstance(ids, jax.core.Tracer):
-        bad = _bad(jnp, ids, n)
-        first = jnp.argmax(bad)
-        message = template.replace("{where}", "segment_ids[{position}]")
-        checkify.check(~jnp.any(bad), message, value=ids[first], position=first)
-        return
-    with jax.ensure_compile_time_eval():
-        xp = np if isinstance(ids, np.ndarray) else jnp
-        bad = _bad(xp, ids, n)
-        if not bool(xp.any(bad)):
-            return
-        position = int(xp.argmax(bad))
-        value = int(ids[position])
-    raise IndexError(template.format(value=value, where=f"segment_ids[{position}]"))
-
-
-def _bad(xp: Any, ids: Any, n: Any) -> Any:
-    """Ids outside ``[0, n)``, compared in the ids' own type (``n`` fits it unless it exceeds every id)."""
-    info = np.iinfo(ids.dtype)
-    if isinstance(n, int) and n > info.max:
-        return ids < 0 if info.min < 0 else xp.zeros(ids.shape, bool)
-    high = ids >= xp.asarray(n, ids.dtype)
-    return (ids < 0) | high if info.min < 0 else high
+        checkify_in_bounds(op, ids, n, 0, param="segment_ids", low=0)
+    else:
+        raise_first_bad(op, ids, 0, n, param="segment_ids", low=0)
 
 
 def _unsigned(ids: jax.Array | np.ndarray, mode: IndexMode) -> jax.Array | np.ndarray:
