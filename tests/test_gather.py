@@ -15,8 +15,8 @@ from dmljax import DataType, FeatureLevel, ValidationError
 from dmljax._core import platform
 from dmljax._descriptors.gather_elements import GATHER_ELEMENTS_SUPPORT
 from dmljax._descriptors.support import support_at
-from dmljax._ops.common.formulation import use_flat
 from dmljax._ops.common.indices import IndexMode, normalize
+from dmljax._ops.common.positions import use_flat
 from dmljax._ops.index.gather import _gather_elements_lax, _gather_lax
 from dmljax._ops.index.gather_blocked import blocked, use_blocked
 from dmljax._ops.index.gather_grad import flat_tangent, gather_flat_tangent, use_rows
