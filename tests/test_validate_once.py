@@ -223,11 +223,11 @@ def test_compile_operator_checks_once(name):
 SEGMENT_CHECKS = (
     "_ops/common/indices.py:as_data",
     "_ops/common/indices.py:check_rank",
-    "_ops/index/segment.py:_as_ids",
-    "_ops/index/segment.py:_flag",
-    "_ops/index/segment.py:_policy",
-    "_ops/index/segment.py:_num_segments",
-    "_ops/index/segment.py:_check_ids",
+    "_ops/index/segment_ids.py:_as_ids",
+    "_ops/index/segment_ids.py:_flag",
+    "_ops/index/segment_ids.py:_policy",
+    "_ops/index/segment_ids.py:_num_segments",
+    "_ops/index/segment_ids.py:_check_ids",
 )
 
 
@@ -245,7 +245,7 @@ def test_segment_mean_validates_once(mode, traced):
         return _count_calls(lambda: jax.make_jaxpr(run)(data, ids) if traced else run(data, ids))
 
     once = dict.fromkeys(SEGMENT_CHECKS, 1)
-    once |= {"_ops/index/segment.py:_flag": 2, "_ops/index/segment.py:_check_ids": int(mode is not None)}
+    once |= {"_ops/index/segment_ids.py:_flag": 2, "_ops/index/segment_ids.py:_check_ids": int(mode is not None)}
     mean, total = counts(dmljax.segment_mean), counts(dmljax.segment_sum)
     assert {c: total[c] for c in SEGMENT_CHECKS} == once
     assert {c: mean[c] for c in SEGMENT_CHECKS} == once
