@@ -17,9 +17,8 @@ import pytest
 from jax import export
 
 import dmljax
-from dmljax._ops.common.formulation import use_flat
 from dmljax._ops.common.indices import IndexMode, normalize
-from dmljax._ops.common.positions import flat_positions
+from dmljax._ops.common.positions import flat_positions, use_flat
 from dmljax._ops.index.gather import _gather_elements_lax
 from dmljax._ops.index.gather_grad import flat_tangent, rows_tangent
 from dmljax._ops.index.scatter import _scatter_flat, _scatter_lax

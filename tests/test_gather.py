@@ -15,8 +15,8 @@ from dmljax import DataType, ValidationError
 from dmljax._core import platform
 from dmljax._descriptors.gather_elements import GATHER_ELEMENTS_SUPPORT
 from dmljax._descriptors.support import support_at
-from dmljax._ops.common.formulation import use_flat
 from dmljax._ops.common.indices import IndexMode, normalize
+from dmljax._ops.common.positions import use_flat
 from dmljax._ops.index.gather import _gather_elements_lax, _gather_lax
 from dmljax._ops.index.gather_blocked import blocked, use_blocked
 from dmljax._ops.index.gather_grad import flat_tangent, gather_flat_tangent, use_rows
@@ -161,7 +161,7 @@ def test_modes_under_jit(mode, expected):
         gather, elements = checkify.checkify(gather), checkify.checkify(elements)
         (err, out), (err2, out2) = gather(data, indices), elements(data, indices)
         assert "index -5 is out of bounds for axis 0 with size 4" in err.get()
-        assert "flat position 2" in err2.get()
+        assert "index -5 is out of bounds for axis 0 with size 4 (indices[2]; valid range [-4, 3])" in err2.get()
     else:
         out, out2 = gather(data, indices), elements(data, indices)
     np.testing.assert_array_equal(out, expected)

@@ -198,7 +198,7 @@ def test_checked_mode_on_a_long_axis():
     error, out = run(np.array([n - 1, 0], np.uint32))
     assert error.get() is None and out.tolist() == [n - 1, 0]
     error, _ = run(np.array([3, n], np.uint32))
-    assert f"index {n} is out of bounds for axis 0 with size {n} (flat position 1" in error.get()
+    assert f"index {n} is out of bounds for axis 0 with size {n} (indices[1]; valid range [0, {n - 1}])" in error.get()
 
 
 def test_device_indices_are_checked_on_the_device_and_name_the_first_bad_one(x64):

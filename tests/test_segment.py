@@ -223,11 +223,10 @@ def test_promise_in_bounds_on_valid_ids():
 
 def test_checked_mode_raises_for_concrete_ids():
     data = jnp.arange(3.0)
-    with pytest.raises(
-        IndexError, match=r"segment_sum: segment id -1 .*num_segments 3 \(segment_ids\[1\]; valid range \[0, 2\]\)"
-    ):
+    message = r"segment_sum: index -1 is out of bounds for axis 0 with size 3 \(segment_ids\[1\]; valid range \[0, 2\]"
+    with pytest.raises(IndexError, match=message):
         dmljax.segment_sum(data, np.array([0, -1, 5]), 3, mode="checked")
-    with pytest.raises(IndexError, match=r"segment_max: segment id 5 .*segment_ids\[2\]"):
+    with pytest.raises(IndexError, match=r"segment_max: index 5 is out of bounds .*\(segment_ids\[2\]; valid range"):
         dmljax.segment_max(data, jnp.array([0, 1, 5]), 3, mode="checked")
     np.testing.assert_array_equal(dmljax.segment_sum(data, np.array([0, 2, 2]), 3, mode="checked"), [0, 0, 3])
 
@@ -238,7 +237,8 @@ def test_checked_mode_under_checkify():
     assert error.get() is None
     np.testing.assert_array_equal(out, [0, 0, 3])
     error, _ = f(jnp.arange(3.0), jnp.array([0, 7, 2]))
-    assert "segment id 7 is out of range for num_segments 3 (segment_ids[1]" in error.get()
+    message = "segment_sum: index 7 is out of bounds for axis 0 with size 3 (segment_ids[1]; valid range [0, 2])."
+    assert message in error.get()
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -380,6 +380,13 @@ SHARDED_SCRIPT = textwrap.dedent(
         k = targets.reshape(8, -1)[r]
         np.add.at(rows[r], k[k < n], updates.reshape(8, -1)[r][k < n])
     out["vmap"] = bool(np.array_equal(vm, np.stack(rows)))
+    ones = np.ones(n, np.float32)
+    vm = jax.jit(jax.vmap(mul, in_axes=(None, 0, 0)))(ones, t.reshape(8, -1), f.reshape(8, -1))
+    rows = [np.ones(n, np.float32) for _ in range(8)]
+    for r in range(8):
+        k = targets.reshape(8, -1)[r]
+        np.multiply.at(rows[r], k[k < n], factors.reshape(8, -1)[r][k < n])
+    out["vmap mul"] = bool(np.array_equal(vm, np.stack(rows)))
     exported = jax.export.export(jax.jit(add))(x, targets, updates)
     out["export"] = bool(np.array_equal(exported.call(x, targets, updates), want))
     g = jax.jit(jax.grad(lambda x, u: jnp.sum(add(x, t, u) * np.arange(n)), (0, 1)))(x, u)
@@ -394,9 +401,10 @@ SHARDED_SCRIPT = textwrap.dedent(
 def test_sharded_programs_equal_ufunc_at():
     """8 host devices, updates sharded: the replicated partitions (the in-order scatter on
     each device, or the fold), XLA's partitioning of the fold, a one-device jit and
-    ``jax.export`` on the same host, vmap and grad: all bit for bit ``np.add.at``/``np.multiply.at``."""
+    ``jax.export`` on the same host, vmap (of the add's primitive, of the mul's batching rule)
+    and grad: all bit for bit ``np.add.at``/``np.multiply.at``."""
     result = run_json(SHARDED_SCRIPT)
-    assert result == dict.fromkeys(result, True) and len(result) == 10, result
+    assert result == dict.fromkeys(result, True) and len(result) == 11, result
 
 
 @pytest.mark.parametrize("reduction", ["add", "mul"])

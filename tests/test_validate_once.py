@@ -7,6 +7,7 @@ function traces on the same (traced) arguments, without re-running the argument 
 """
 
 import collections
+import functools
 import os
 import sys
 
@@ -216,3 +217,35 @@ def test_compile_operator_checks_once(name):
     assert calls["_descriptors/validate.py:validate_operator_desc"] == 1
     assert calls["_buffers/strided.py:check_buffer"] == len(buffers)  # the buffers, which arrive at the call
     assert {check: calls[check] for check in PUBLIC_CHECKS} == dict.fromkeys(PUBLIC_CHECKS, 0)
+
+
+# The argument checks of the segment reductions (`dmljax._ops.index.segment`).
+SEGMENT_CHECKS = (
+    "_ops/common/indices.py:as_data",
+    "_ops/common/indices.py:check_rank",
+    "_ops/index/segment_ids.py:_as_ids",
+    "_ops/index/segment_ids.py:_flag",
+    "_ops/index/segment_ids.py:_policy",
+    "_ops/index/segment_ids.py:_num_segments",
+    "_ops/index/segment_ids.py:_check_ids",
+)
+
+
+@pytest.mark.parametrize("mode", [None, "checked"])
+@pytest.mark.parametrize("traced", [False, True])
+def test_segment_mean_validates_once(mode, traced):
+    """segment_mean is a sum and a count: its arguments are checked as often as segment_sum's."""
+    data, ids = np.ones((4, 3), np.float32), np.array([0, 2, 2, 1], np.int32)
+
+    def call(fn, d, i):
+        return fn(d, i, 3, mode=mode)
+
+    def counts(fn):
+        run = functools.partial(call, fn)
+        return _count_calls(lambda: jax.make_jaxpr(run)(data, ids) if traced else run(data, ids))
+
+    once = dict.fromkeys(SEGMENT_CHECKS, 1)
+    once |= {"_ops/index/segment_ids.py:_flag": 2, "_ops/index/segment_ids.py:_check_ids": int(mode is not None)}
+    mean, total = counts(dmljax.segment_mean), counts(dmljax.segment_sum)
+    assert {c: total[c] for c in SEGMENT_CHECKS} == once
+    assert {c: mean[c] for c in SEGMENT_CHECKS} == once

@@ -37,6 +37,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from dmljax._core import jax_compat
 from dmljax._core.errors import fail
 from dmljax._core.limits import MAX_DIMENSIONS, MAX_TENSOR_ELEMENTS
 from dmljax._random import vector_width
@@ -223,19 +224,18 @@ def register(spec: object = prng_impl) -> bool:
     one name. Additive only: every name JAX accepted before still means what it meant.
     Returns False, changing nothing, where this JAX has moved either.
     """
+    if not (jax_compat.available("prng_table") and jax_compat.available("default_prng_impl_holder")):
+        return False
     try:
-        from jax._src import config as jax_config
-        from jax._src.random import prng as jax_prng
-
         impl = spec._impl  # type: ignore[attr-defined]
-        holder = jax_config.default_prng_impl
+        holder = jax_compat.default_prng_impl_holder
         jax_parser: Callable[[object], object] | None = holder._parser
-    except (ImportError, AttributeError):
+    except AttributeError:
         return False
     if jax_parser is None:
         return False
     names = (impl.name, *OLD_NAMES)
-    if any(jax_prng.prngs.setdefault(name, impl) is not impl for name in names):
+    if any(jax_compat.prng_table.setdefault(name, impl) is not impl for name in names):
         return False
     if getattr(jax_parser, "accepts", None) != names:
 

@@ -45,9 +45,8 @@ import jax.extend.core
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jax._src.interpreters import partial_eval as pe
-from jax._src.lax import slicing
 
+from dmljax._core import jax_compat
 from dmljax._core.errors import fail
 from dmljax._core.markers import MARK_P
 from dmljax._ops.common.positions import scatter_at
@@ -271,7 +270,7 @@ def _clip_scatter(invals: list[Any], params: dict[str, Any]) -> tuple[list[Any],
     same way (`_clamp_scatter_indices`).
     """
     operand, indices, updates = invals[:3]
-    clamped = slicing._clamp_scatter_indices(operand, indices, updates, dnums=params["dimension_numbers"])
+    clamped = jax_compat.clamp_scatter_indices(operand, indices, updates, dnums=params["dimension_numbers"])
     return [operand, clamped, *invals[2:]], params | {"mode": lax.GatherScatterMode.PROMISE_IN_BOUNDS}
 
 
@@ -453,7 +452,7 @@ def _eval(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
 
 def _dce(jaxpr: Any) -> Any:
     """``jaxpr`` without dead equations, its invars kept, control-flow bodies included."""
-    jaxpr, _ = pe.dce_jaxpr(jaxpr, [True] * len(jaxpr.outvars), instantiate=True)
+    jaxpr, _ = jax_compat.dce_jaxpr(jaxpr, [True] * len(jaxpr.outvars), instantiate=True)
     eqns = []
     for eqn in jaxpr.eqns:
         if eqn.primitive.name in _CONTROL:

@@ -28,8 +28,8 @@ from dmljax._core.errors import fail
 from dmljax._core.markers import mark, traced
 from dmljax._core.platform import cpu_or_plain, one_device_shape, opaque_predicate
 from dmljax._core.typing import IndexArray
-from dmljax._ops.common.formulation import use_flat
-from dmljax._ops.common.index_checks import call_checked, checkify_in_bounds, marked_mode, prepare_indices
+from dmljax._ops.common.checked import checkify_in_bounds
+from dmljax._ops.common.index_checks import call_checked, marked_mode, prepare_indices
 from dmljax._ops.common.indices import (
     IndexMode,
     as_data,
@@ -43,6 +43,7 @@ from dmljax._ops.common.indices import (
     position_dtype,
     resolve_mode,
 )
+from dmljax._ops.common.positions import use_flat
 from dmljax._ops.index.gather_blocked import blocked, blocked_forward_on_cpu, use_blocked
 from dmljax._ops.index.gather_grad import (
     flat_tangent,

@@ -32,9 +32,8 @@ from jax import lax
 
 from dmljax._core.config import config
 from dmljax._core.platform import concrete_shape
-from dmljax._ops.common.formulation import use_flat
 from dmljax._ops.common.indices import IndexMode, gather_in_mode
-from dmljax._ops.common.positions import clamped, flat_positions
+from dmljax._ops.common.positions import clamped, flat_positions, use_flat
 
 __all__ = [
     "flat_tangent",

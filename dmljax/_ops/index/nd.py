@@ -24,10 +24,10 @@ from jax import lax
 
 from dmljax._core.errors import fail
 from dmljax._core.markers import mark, traced
-from dmljax._core.platform import concrete_shape, cpu_or_plain
+from dmljax._core.platform import cpu_or_plain
 from dmljax._core.typing import IndexArray
+from dmljax._ops.common.checked import checkify_in_bounds
 from dmljax._ops.common.index_checks import (
-    checkify_in_bounds,
     index_range,
     marked_mode,
     prepare_indices,
@@ -47,7 +47,7 @@ from dmljax._ops.common.indices import (
     size_scalar,
 )
 from dmljax._ops.common.positions import flat_dtype, flat_targets, scatter_at
-from dmljax._ops.ordered.reductions import check_reduction, combine, cpu_scatter_in_order
+from dmljax._ops.ordered.reductions import Formulation, check_reduction, choose_formulation, combine
 
 __all__ = ["gather_nd", "gather_nd_validated", "scatter_nd", "scatter_nd_validated", "scatter_nd_with_policy"]
 
@@ -377,62 +377,54 @@ def _scatter_nd_impl(
         return input
     if reduction == "none":
         return _write_slices(input, positions, updates, mode)
-    one_element = concrete_shape(input.shape[k:]) and math.prod(input.shape[k:]) == 1
-    ordered = jnp.issubdtype(input.dtype, jnp.inexact) and reduction in ("add", "mul")  # else one scatter
-    flat = functools.partial(
-        _combine_flat,
-        positions=positions,
-        reduction=reduction,
-        mode=mode,
+    formulation = choose_formulation(
+        reduction,
+        input.dtype,
+        input.shape,
+        window=input.shape[k:],
         indices_are_sorted=indices_are_sorted,
         unique_indices=unique_indices,
     )
-    if indices_are_sorted and ordered and not unique_indices and not one_element:
-        layout = functools.partial(_combine_sorted, positions=positions, reduction=reduction, mode=mode)
-        if not cpu_scatter_in_order(input, reduction):
-            return layout(input, updates)
-        on_cpu = _cpu_rows(input, positions, reduction, mode) or flat
-        return cpu_or_plain(on_cpu, layout, input, updates)  # XLA CPU's one scatter needs no sorted layout
-    in_order = ordered and cpu_scatter_in_order(input, reduction)
-    on_cpu = _cpu_rows(input, positions, reduction, mode) if in_order else None
-    if on_cpu is None:
-        return flat(input, updates)
-    return cpu_or_plain(on_cpu, flat, input, updates)
+    layouts = {
+        "flat": functools.partial(
+            _combine_flat, positions=positions, formulation=formulation, mode=mode, sorted_=indices_are_sorted
+        ),
+        "sorted": functools.partial(_combine_sorted, positions=positions, reduction=reduction, mode=mode),
+        "rows": functools.partial(_scatter_rows, positions=positions, mode=mode),
+    }
+    plain = layouts[formulation.layout]
+    if formulation.cpu_layout is None:
+        return plain(input, updates)
+    return cpu_or_plain(layouts[formulation.cpu_layout], plain, input, updates)
 
 
-def _cpu_rows(input: jax.Array, positions: list[jax.Array], reduction: str, mode: IndexMode) -> Any:
+def _scatter_rows(input: jax.Array, updates: jax.Array, positions: list[jax.Array], mode: IndexMode) -> jax.Array:
     """On one XLA CPU device, a float ``"add"`` of whole slices as one scatter of rows (``(rows,
     w)`` windows), as `jax.ops.segment_sum` scatters, instead of one scatter of the ``w`` times
     as many flat elements: XLA CPU's scatter loops over the updates in their order, each
     row's elements inside (docs/design/ordered-reductions.md), so each element still takes
-    its updates in loop order. None where that does not apply (one element a slice, ``"mul"``,
-    whose differentiation needs the flat form, symbolic shapes)."""
+    its updates in loop order (`choose_formulation`'s ``cpu_layout="rows"``: not for one
+    element a slice, nor ``"mul"``, whose differentiation needs the flat form, nor symbolic shapes)."""
     k = len(positions)
     window = input.shape[k:]
-    if reduction != "add" or not concrete_shape(input.shape) or math.prod(window) <= 1:
-        return None
     rows, w = math.prod(input.shape[:k]), math.prod(window)
-
-    def scatter_rows(input: jax.Array, updates: jax.Array) -> jax.Array:
-        lead = updates.shape[: updates.ndim - len(window)]
-        coords = [jnp.broadcast_to(p, lead) for p in positions]
-        targets = flat_targets(coords, input.shape[:k], mode, flat_dtype("scatter_nd", input.shape[:k])).reshape(-1)
-        out = scatter_at(input.reshape(rows, w), targets, updates.reshape(-1, w), "add")
-        return out.reshape(input.shape)
-
-    return scatter_rows
+    lead = updates.shape[: updates.ndim - len(window)]
+    coords = [jnp.broadcast_to(p, lead) for p in positions]
+    targets = flat_targets(coords, input.shape[:k], mode, flat_dtype("scatter_nd", input.shape[:k])).reshape(-1)
+    out = scatter_at(input.reshape(rows, w), targets, updates.reshape(-1, w), "add")
+    return out.reshape(input.shape)
 
 
 def _combine_flat(
     input: jax.Array,
     updates: jax.Array,
     positions: list[jax.Array],
-    reduction: str,
+    formulation: Formulation,
     mode: IndexMode,
-    indices_are_sorted: bool = False,
-    unique_indices: bool = False,
+    sorted_: bool,
 ) -> jax.Array:
-    """`combine` at the flat element positions of the input, in the updates' row-major order."""
+    """`combine` at the flat element positions of the input, in the updates' row-major order
+    (``sorted_``: tuples promised sorted, so the flat targets are sorted too)."""
     k = len(positions)
     full = updates.shape  # indices.shape[:-1] + input.shape[k:]
     lead = len(full) - (input.ndim - k)
@@ -440,9 +432,10 @@ def _combine_flat(
     coords += [lax.broadcasted_iota(np.uint32, full, lead + d) for d in range(input.ndim - k)]
     targets = flat_targets(coords, input.shape, mode, flat_dtype("scatter_nd", input.shape)).reshape(-1)
     flat, values = input.reshape(-1), updates.reshape(-1)
-    if unique_indices and reduction in ("add", "mul") and jnp.issubdtype(input.dtype, jnp.floating):
+    reduction = formulation.reduction
+    if formulation.unique_scatter:
         return scatter_at(flat, targets, values, reduction, unique=True).reshape(input.shape)  # one update a target
-    out = combine(flat, targets, values, reduction, indices_are_sorted=indices_are_sorted)
+    out = combine(flat, targets, values, reduction, indices_are_sorted=sorted_)
     return out.reshape(input.shape)
 
 

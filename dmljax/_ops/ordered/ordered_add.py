@@ -32,9 +32,9 @@ from typing import Any
 import jax
 import jax.extend.core
 from jax import lax
-from jax._src import dispatch
 from jax.interpreters import ad, batching, mlir
 
+from dmljax._core import jax_compat
 from dmljax._core.config import config
 from dmljax._core.platform import concrete_shape
 from dmljax._ops.common.positions import batch_rows
@@ -132,10 +132,10 @@ def _batch(prim: Any, args: tuple, dims: tuple, *, indices_are_sorted: bool) -> 
 
 
 for _prim in PRIMITIVES:
-    _prim.def_impl(functools.partial(dispatch.apply_primitive, _prim))
+    _prim.def_impl(functools.partial(jax_compat.apply_primitive, _prim))
     _prim.def_abstract_eval(_abstract_eval)
     ad.primitive_jvps[_prim] = functools.partial(_jvp, _prim)
     ad.primitive_transposes[_prim] = _transpose
     batching.primitive_batchers[_prim] = functools.partial(_batch, _prim)
 # its formulation holds a custom_partitioning, which needs them
-dispatch.prim_requires_devices_during_lowering.add(ordered_add_replicated_p)
+jax_compat.prim_requires_devices_during_lowering.add(ordered_add_replicated_p)
