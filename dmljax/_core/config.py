@@ -156,6 +156,14 @@ OPTIONS = (
         + "gather-index-apart.md",
     ),
     Option(
+        "ordered_gather_gradients",
+        True,
+        "The gradients of gather, gather_elements and gather_nd add their cotangent into the data in "
+        "its row-major order, as scatter's add reduction does, on every platform and device count (one "
+        "XLA CPU device: JAX's in-order scatter); off, JAX's transposes, in no fixed order off one CPU "
+        "device. " + _NOTES + "gather-gradient.md",
+    ),
+    Option(
         "gather_gpu_flat_tangent",
         True,
         "On one CUDA GPU gather's gradient is one 1-D scatter-add at flat positions. " + _NOTES + "gather-gradient.md",
