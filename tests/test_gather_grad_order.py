@@ -26,7 +26,11 @@ BIG = {"float16": 2048.0, "bfloat16": 256.0, "float32": 1e8, "float64": 1e17}
 FORCED = {
     "one cpu device": {},
     "sorted fold": {"cpu_ordered_scatter": False},
-    "fold kernel (interpreted)": {"cpu_ordered_scatter": False, "ordered_fold_kernel_interpret": True},
+    "fold kernel (interpreted)": {
+        "cpu_ordered_scatter": False,
+        "ordered_fold_kernel": True,
+        "ordered_fold_kernel_interpret": True,
+    },
 }
 
 

@@ -41,7 +41,7 @@ from typing import Any
 
 import jax
 
-__all__ = ["OPTIONS", "Config", "Option", "config"]
+__all__ = ["OPTIONS", "PALLAS_TRITON_CURRENT", "Config", "Option", "config"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,6 +84,17 @@ class Option:
 
 
 _NOTES = "docs/design/"
+
+
+def _jax_before(major: int, minor: int) -> bool:
+    """Whether the running jax is older than ``major.minor`` (``jax.__version__``'s first two numbers)."""
+    parts = jax.__version__.split(".")[:2]
+    return tuple(int("".join(c for c in p if c.isdigit()) or 0) for p in parts) < (major, minor)
+
+
+# Pallas' Triton backend is current before jax 0.11, which deprecates it (its Pallas changelog:
+# "will be removed in a future version"); `ordered_fold_kernel`'s default.
+PALLAS_TRITON_CURRENT = _jax_before(0, 11)
 OPTIONS = (
     Option(
         "flat_formulations",
@@ -235,16 +246,17 @@ OPTIONS = (
     ),
     Option(
         "ordered_fold_kernel",
-        True,
-        "On a CUDA GPU the sorted fold's steps run in one Pallas kernel, one lane per run, instead of one "
-        "while-loop iteration per step. " + _NOTES + "ordered-reductions.md",
+        PALLAS_TRITON_CURRENT,
+        "On a CUDA GPU the sorted fold's steps run in one Pallas (Triton) kernel, one lane per run, instead "
+        "of one while-loop iteration per step. Default: on with jax < 0.11, off from 0.11, which deprecates "
+        "Pallas' Triton backend (the lax form, the same bits). " + _NOTES + "ordered-reductions.md",
     ),
     Option(
         "ordered_fold_kernel_interpret",
         False,
         "With ordered_fold_kernel, the sorted fold runs its CUDA formulation (one sort, the Pallas kernel) on "
-        "every platform, the kernel in Pallas' interpret mode: slow, the same bits; for tests and for timing "
-        "the GPU formulation's growth on a CPU. " + _NOTES + "ordered-reductions.md",
+        "every platform, the kernel in Pallas' interpret mode: slow, the same bits; for tests and for timing the GPU "
+        "formulation's growth on a CPU. " + _NOTES + "ordered-reductions.md",
     ),
     Option(
         "cpu_float_top_k",
