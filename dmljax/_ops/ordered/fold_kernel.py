@@ -16,6 +16,7 @@ kernel interpreted only (docs/design/ordered-reductions.md).
 from __future__ import annotations
 
 import functools
+import types
 from collections.abc import Callable
 
 import jax
@@ -25,6 +26,7 @@ from jax.experimental import pallas as pl
 
 from dmljax._core.limits import INT32_MAX
 
+pallas_triton: types.ModuleType | None
 try:  # deprecated since jax 0.11, to be removed: without it the kernel runs interpreted only
     from jax.experimental.pallas import triton as pallas_triton
 except ImportError:  # pragma: no cover (a jax without Pallas' Triton backend)
@@ -97,7 +99,7 @@ def fold_runs(
         out_specs=lane,
         # Triton, named: jax 0.10 lowers a plain pallas_call for Mosaic GPU, whose copies take
         # at most 256 elements along a dimension (the updates here are one whole array).
-        compiler_params=pallas_triton.CompilerParams() if TRITON else None,
+        compiler_params=pallas_triton.CompilerParams() if pallas_triton is not None else None,
         interpret=interpret,
     )(updates, pad(run_start.astype(jnp.int32)), pad(run_length.astype(jnp.int32)), pad(acc))
     return out[:r]
