@@ -286,3 +286,23 @@ def test_eight_devices_with_sharded_indices_equal_np_add_at():
         if not key.startswith("old "):
             assert eight[key] and one[key], key
     assert not all(eight[key] for key in eight if key.startswith("old ")), "JAX's transposes matched by chance"
+
+
+def test_onnx_exports_the_ordered_gradient_and_tangent():
+    """The exporter takes the off-CPU branch: the gradient is a ScatterElements ``add`` (ONNX's
+    loop order, so onnxruntime gives np.add.at's bits); the tangent's ``ordered_take`` a gather."""
+    import dmljax.onnx  # noqa: PLC0415
+    from tests._util import run_onnx  # noqa: PLC0415
+
+    index = np.array([1, 1, 0, 1, 2], np.int32)
+    x = np.arange(6, dtype=np.float32).reshape(3, 2)
+    ct = np.array([[1e8, 1], [1, 2], [3, 4], [-1e8, 5], [7, 8]], np.float32)
+    vjp = lambda x, c: jax.vjp(lambda x: dmljax.gather(x, index, 0), x)[1](c)[0]  # noqa: E731
+    model = dmljax.onnx.export(vjp, x, ct, opset=18)
+    assert "ScatterElements" in [node.op_type for node in model.graph.node]
+    want = np.zeros((3, 2), np.float32)
+    np.add.at(want, index, ct)
+    assert run_onnx(model, x, ct)[0].tobytes() == want.tobytes()
+    jvp = lambda x, dx: jax.jvp(lambda x: dmljax.gather(x, index, 0), (x,), (dx,))[1]  # noqa: E731
+    model = dmljax.onnx.export(jvp, x, x[::-1].copy(), opset=18)
+    np.testing.assert_array_equal(run_onnx(model, x, x[::-1].copy())[0], x[::-1][index])
