@@ -123,9 +123,8 @@ OPTIONS = (
     Option(
         "blocked_gather_elements_gpu_gradient_min_bytes",
         2**25,
-        "Off the CPU, smallest data whose gradient runs in blocks (from it the blocks win on an H100). "
-        + _NOTES
-        + "blocked-gather.md",
+        "Off the CPU, smallest data whose gradient runs in blocks (from it the blocks win on an H100), with "
+        "ordered_gather_gradients off. " + _NOTES + "blocked-gather.md",
     ),
     Option(
         "blocked_gather_elements_gpu_forward_min_bytes",
@@ -177,7 +176,8 @@ OPTIONS = (
     Option(
         "gather_gpu_flat_tangent",
         True,
-        "On one CUDA GPU gather's gradient is one 1-D scatter-add at flat positions. " + _NOTES + "gather-gradient.md",
+        "With ordered_gather_gradients off, on one CUDA GPU gather's gradient is one 1-D scatter-add at flat "
+        "positions. " + _NOTES + "gather-gradient.md",
     ),
     Option(
         "gather_gpu_flat_tangent_max_inner",
