@@ -73,7 +73,9 @@ def gather(
     clamped by default, as DML_GATHER's reads are. ``mode`` chooses (`dmljax.IndexMode`):
     ``"clip"`` reads the nearest element, ``"fill"`` reads 0. Every index type is exact
     at its full width (a 64-bit index is never truncated to 32 bits), on axes of up to
-    2^32 - 1 elements.
+    2^32 - 1 elements. Gradients: ``data``'s adds the cotangent in its row-major order, as
+    `scatter`'s ``"add"`` reduction does (``np.add.at``'s bits), on every platform and
+    device count.
 
     Args:
       data: array of rank >= 1, any `DataType` (bool, bfloat16 and complex included).
@@ -127,6 +129,8 @@ def gather_elements(
     also allows smaller sizes elsewhere, dmljax does not). Negative indices count from the
     end of the axis. Out-of-range indices: as `gather` (concrete ones raise `IndexError`,
     traced ones read clamped as DML_GATHER_ELEMENTS' reads are; see `dmljax.IndexMode`).
+    Gradients: ``data``'s adds the cotangent in its row-major order, as `scatter`'s
+    ``"add"`` reduction does, on every platform and device count.
 
     Args:
       data: array of 1 to 8 dimensions, any `DataType`.
