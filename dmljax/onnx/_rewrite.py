@@ -6,7 +6,8 @@
   ``checkpoint``) are inlined, so markers inside jitted functions are reached;
 * the ordered float add's primitive (`dmljax._ops.ordered.ordered_add`; outside a marker in a
   ``jax.jvp``) becomes a lax scatter-add, so a ScatterElements ``add``, which ONNX defines
-  in the updates' order;
+  in the updates' order; its dual ``ordered_take`` (the tangent of dmljax's gathers) a plain
+  gather;
 * each operator marker (`dmljax._core.markers`) becomes the operator's export-only
   primitive (`dmljax.onnx._primitives`) applied to the operator's inputs only, so the
   implementation that computed the marked value is dead and removed (DCE); a float16/
@@ -51,6 +52,7 @@ from dmljax._core.errors import fail
 from dmljax._core.markers import MARK_P
 from dmljax._ops.common.positions import scatter_at
 from dmljax._ops.ordered.ordered_add import PRIMITIVES as ORDERED_ADDS
+from dmljax._ops.ordered.ordered_add import ordered_take_p, take_formulation
 from dmljax.onnx._elementwise import (
     elementwise_gather,
     elementwise_scatter,
@@ -435,6 +437,10 @@ def _eval(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
         elif eqn.primitive in ORDERED_ADDS:  # a scatter-add: ScatterElements "add", in the updates' order
             specs = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in eqn.invars]
             closed = jax.make_jaxpr(lambda x, t, u: scatter_at(x, t, u, "add"))(*specs)
+            outs = _eval(closed.jaxpr, list(closed.consts), invals)
+        elif eqn.primitive is ordered_take_p:  # its transpose's dual: a gather, 0 where dropped
+            specs = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in eqn.invars]
+            closed = jax.make_jaxpr(take_formulation)(*specs)
             outs = _eval(closed.jaxpr, list(closed.consts), invals)
         elif eqn.primitive.name == "platform_index":
             outs = [_platform_index(eqn.params["platforms"])]
