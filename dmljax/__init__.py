@@ -79,6 +79,7 @@ from dmljax._random.keys import split as split
 from dmljax._random.philox import philox4x32_10 as philox4x32_10
 from dmljax._random.prng_impl import prng_impl as prng_impl
 from dmljax._random.tf_seed import state_from_tf_seed as state_from_tf_seed
+from dmljax._transforms.deterministic import deterministic as deterministic
 
 __all__ = [
     "ArgMaxOperatorDesc",
@@ -122,6 +123,7 @@ __all__ = [
     "cumulative_product",
     "cumulative_sum",
     "depth_to_space",
+    "deterministic",
     "dropout",
     "fill_value_sequence",
     "fold_in",

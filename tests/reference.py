@@ -626,3 +626,48 @@ def slice_grad(gradient: np.ndarray, shape, offsets, sizes, strides) -> np.ndarr
     for c in np.ndindex(*gradient.shape):
         out[tuple(b + t * ci for b, t, ci in zip(begin, strides, c, strict=True))] = gradient[c]
     return out
+
+
+# --------------------------------------------------------------------------------------
+# XLA's scatter, one update element after the other: https://openxla.org/xla/operation_semantics#scatter
+# --------------------------------------------------------------------------------------
+
+
+def xla_scatter_in_order(operand, indices, updates, dnums, mode: str, combine=np.add) -> np.ndarray:
+    """``operand`` with every element ``U`` of ``updates``, in row-major order, combined into
+    the operand element XLA's scatter semantics assign it (index vector last in ``indices``).
+
+    ``dnums``: an object with ``update_window_dims``, ``inserted_window_dims``,
+    ``scatter_dims_to_operand_dims``, ``operand_batching_dims``, ``scatter_indices_batching_dims``.
+    ``mode``: ``"clip"`` (each start clamped so the window fits) or ``"drop"`` (a window that
+    does not fit is skipped). ``combine``: the binary ufunc, applied in the operand's type.
+    """
+    out = np.array(operand, copy=True)
+    rank = out.ndim
+    skipped = set(dnums.inserted_window_dims) | set(dnums.operand_batching_dims)
+    window_dims = [d for d in range(rank) if d not in skipped]
+    update_scatter_dims = [d for d in range(updates.ndim) if d not in dnums.update_window_dims]
+    size = [1] * rank
+    for d, u in zip(window_dims, dnums.update_window_dims, strict=True):
+        size[d] = updates.shape[u]
+    for u_index in np.ndindex(*updates.shape):
+        g = [u_index[d] for d in update_scatter_dims]
+        start = [0] * rank
+        fits = True
+        for k, d in enumerate(dnums.scatter_dims_to_operand_dims):
+            s = int(indices[(*g, k)])
+            high = out.shape[d] - size[d]
+            if mode == "clip":
+                s = min(max(s, 0), high)
+            elif not 0 <= s <= high:
+                fits = False
+            start[d] = s
+        for d, b in zip(dnums.operand_batching_dims, dnums.scatter_indices_batching_dims, strict=True):
+            start[d] = g[b]
+        if not fits:
+            continue
+        target = list(start)
+        for d, u in zip(window_dims, dnums.update_window_dims, strict=True):
+            target[d] += u_index[u]
+        out[tuple(target)] = combine(out[tuple(target)], updates[u_index])
+    return out
