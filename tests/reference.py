@@ -634,8 +634,9 @@ def slice_grad(gradient: np.ndarray, shape, offsets, sizes, strides) -> np.ndarr
 
 
 def xla_scatter_in_order(operand, indices, updates, dnums, mode: str, combine=np.add) -> np.ndarray:
-    """``operand`` with every element ``U`` of ``updates``, in row-major order, combined into
-    the operand element XLA's scatter semantics assign it (index vector last in ``indices``).
+    """``operand`` with every element ``U`` of ``updates`` combined into the operand element
+    XLA's scatter semantics assign it (index vector last in ``indices``), one after the other:
+    scatter index after scatter index (row-major), each window in row-major order.
 
     ``dnums``: an object with ``update_window_dims``, ``inserted_window_dims``,
     ``scatter_dims_to_operand_dims``, ``operand_batching_dims``, ``scatter_indices_batching_dims``.
@@ -650,8 +651,15 @@ def xla_scatter_in_order(operand, indices, updates, dnums, mode: str, combine=np
     size = [1] * rank
     for d, u in zip(window_dims, dnums.update_window_dims, strict=True):
         size[d] = updates.shape[u]
-    for u_index in np.ndindex(*updates.shape):
-        g = [u_index[d] for d in update_scatter_dims]
+    scatter_shape = [updates.shape[d] for d in update_scatter_dims]
+    window_shape = [updates.shape[d] for d in dnums.update_window_dims]
+    for g, w in ((g, w) for g in np.ndindex(*scatter_shape) for w in np.ndindex(*window_shape)):
+        u_index = [0] * updates.ndim
+        for d, i in zip(update_scatter_dims, g, strict=True):
+            u_index[d] = i
+        for d, i in zip(dnums.update_window_dims, w, strict=True):
+            u_index[d] = i
+        u_index = tuple(u_index)
         start = [0] * rank
         fits = True
         for k, d in enumerate(dnums.scatter_dims_to_operand_dims):

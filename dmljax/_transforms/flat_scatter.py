@@ -1,8 +1,12 @@
-"""A lax scatter with any dimension numbers, combined in the updates' row-major order.
+"""A lax scatter with any dimension numbers, combined in the updates' order.
 
 `ordered_scatter` computes what ``lax.scatter_add`` (``scatter_sub``, ``scatter_mul``)
-computes, with every update element combined into its target one after the other, in
-the row-major order of ``updates`` (``np.add.at``'s order). Each update element gets the
+computes, with every update element combined into its target one after the other: scatter
+index after scatter index (row-major over the updates' scatter dimensions), each window in
+row-major order. That is ``np.add.at``'s order, ONNX ScatterND's loop, and the row-major
+order of the updates whenever their scatter dimensions come first (as in every scatter
+jnp and the transposes of jnp's gathers make); it differs from the updates' row-major
+order only for windows that overlap, with a window dimension before a scatter dimension. Each update element gets the
 flat (row-major) position of the operand element it lands on, from XLA's scatter
 semantics (https://openxla.org/xla/operation_semantics#scatter): its scatter dimensions
 pick a start index vector (``scatter_dims_to_operand_dims``; batching dimensions take
@@ -16,6 +20,7 @@ order on every platform and device count.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import jax
@@ -24,9 +29,10 @@ import numpy as np
 from jax import lax
 
 from dmljax._core.config import config
+from dmljax._core.platform import cpu_or_plain
 from dmljax._ops.common.positions import flat_dtype
 from dmljax._ops.ordered.ordered_add import ordered_add, ordered_add_p
-from dmljax._ops.ordered.reductions import combine
+from dmljax._ops.ordered.reductions import combine, cpu_scatter_in_order
 
 __all__ = ["flat_update_targets", "in_manual_context", "ordered_scatter"]
 
@@ -101,8 +107,12 @@ def flat_update_targets(
 
 
 def ordered_scatter(kind: str, operand: jax.Array, indices: jax.Array, updates: jax.Array, dnums, mode) -> jax.Array:
-    """``lax.scatter_<kind>(operand, indices, updates, dnums, mode=mode)`` with every update
-    combined in the updates' row-major order; ``kind``: ``"add"``, ``"sub"`` or ``"mul"``.
+    """``lax.scatter_<kind>(operand, indices, updates, dnums, mode=mode)`` with the update elements
+    combined one after the other: scatter index after scatter index (row-major over the
+    updates' scatter dimensions), each window in row-major order; ``kind``: ``"add"``,
+    ``"sub"`` or ``"mul"``. On one XLA CPU device (`reductions.cpu_scatter_in_order`) that is
+    the XLA scatter itself, whose loop runs in that order there; elsewhere the ordered
+    reductions at flat positions.
 
     Examples:
       >>> dnums = lax.ScatterDimensionNumbers((), (0,), (0,))
@@ -112,12 +122,24 @@ def ordered_scatter(kind: str, operand: jax.Array, indices: jax.Array, updates: 
     """
     if operand.size == 0 or updates.size == 0:
         return operand
-    targets = flat_update_targets(operand.shape, indices, updates.shape, dnums, mode).reshape(-1)
-    flat, values = operand.reshape(-1), updates.reshape(-1)
+    plain = functools.partial(_flat_ordered, kind, dnums=dnums, mode=mode)
+    if not cpu_scatter_in_order(operand, "mul" if kind == "mul" else "add") or in_manual_context():
+        return plain(operand, indices, updates)
+    scatter = {"add": lax.scatter_add, "sub": lax.scatter_sub, "mul": lax.scatter_mul}[kind]
+    on_cpu = functools.partial(scatter, dimension_numbers=dnums, mode=mode)
+    return cpu_or_plain(on_cpu, plain, operand, indices, updates)
+
+
+def _flat_ordered(kind: str, operand: jax.Array, indices: jax.Array, updates: jax.Array, *, dnums, mode) -> jax.Array:
+    """`ordered_scatter` at flat positions through dmljax's ordered reductions (every platform)."""
+    scatter_dims = [d for d in range(updates.ndim) if d not in dnums.update_window_dims]
+    order = (*scatter_dims, *dnums.update_window_dims)  # scatter index major, then the window
+    targets = flat_update_targets(operand.shape, indices, updates.shape, dnums, mode)
+    targets, values = targets.transpose(order).reshape(-1), updates.transpose(order).reshape(-1)
+    flat = operand.reshape(-1)
     if kind == "mul":
-        with config.override(
-            ordered_replicated_partitions=config.ordered_replicated_partitions and not in_manual_context()
-        ):
+        partitions = config.ordered_replicated_partitions and not in_manual_context()
+        with config.override(ordered_replicated_partitions=partitions):
             out = combine(flat, targets, values, "mul")
         return out.reshape(operand.shape)
     if kind == "sub":

@@ -55,6 +55,7 @@ GROUPS = {
     "movement": "dmljax.bench.movement",
     "selection": "dmljax.bench.selection",
     "segment": "dmljax.bench.segment",
+    "deterministic": "dmljax.bench.deterministic",
     "random": "dmljax.bench.random",
     "prng": "dmljax.bench.prng",
     "keys": "dmljax.bench.keys",

@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 from jax.experimental.custom_partitioning import custom_partitioning
-from jax.sharding import NamedSharding
+from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from dmljax._core.limits import UINT32_MAX
@@ -39,7 +39,22 @@ def replicated(
     ``fun``: a module-level function (a static argument: hashed); ``flat``: 1-D;
     ``targets``, ``updates``: 1-D of one length, unsigned targets (``>= flat.size`` dropped).
     """
+    flat, targets, updates = (_whole(a) for a in (flat, targets, updates))
     return _batched(fun, reduction, indices_are_sorted, flat, targets, updates)
+
+
+def _whole(x: jax.Array) -> jax.Array:
+    """``x`` constrained to be replicated before the partitioned call.
+
+    Shardy may otherwise give an operand a sharding over a sub-axis of the mesh (an uneven
+    concatenation of sharded and replicated arrays, as jraph's self edges make, came out
+    split in 2 over 8 devices), which `custom_partitioning` cannot express over the mesh's
+    axes: the compilation failed (IndivisibleError). Replicated operands are what the
+    partition asks for anyway. Under `jax.set_mesh` the context mesh, else one over every device.
+    """
+    if not jax.sharding.get_abstract_mesh().empty:
+        return jax.lax.with_sharding_constraint(x, P())
+    return jax.lax.with_sharding_constraint(x, NamedSharding(Mesh(np.array(jax.devices()), ("devices",)), P()))
 
 
 @functools.partial(custom_partitioning, static_argnums=(0, 1, 2))
