@@ -20,7 +20,6 @@ order on every platform and device count.
 
 from __future__ import annotations
 
-import functools
 import math
 
 import jax
@@ -29,10 +28,9 @@ import numpy as np
 from jax import lax
 
 from dmljax._core.config import config
-from dmljax._core.platform import cpu_or_plain
 from dmljax._ops.common.positions import flat_dtype
 from dmljax._ops.ordered.ordered_add import ordered_add, ordered_add_p
-from dmljax._ops.ordered.reductions import combine, cpu_scatter_in_order
+from dmljax._ops.ordered.reductions import combine
 
 __all__ = ["flat_update_targets", "in_manual_context", "ordered_scatter"]
 
@@ -110,24 +108,22 @@ def ordered_scatter(kind: str, operand: jax.Array, indices: jax.Array, updates: 
     """``lax.scatter_<kind>(operand, indices, updates, dnums, mode=mode)`` with the update elements
     combined one after the other: scatter index after scatter index (row-major over the
     updates' scatter dimensions), each window in row-major order; ``kind``: ``"add"``,
-    ``"sub"`` or ``"mul"``. On one XLA CPU device (`reductions.cpu_scatter_in_order`) that is
-    the XLA scatter itself, whose loop runs in that order there; elsewhere the ordered
-    reductions at flat positions.
+    ``"sub"`` or ``"mul"``: dmljax's ordered reductions at flat positions (on one XLA CPU
+    device one 1-D in-order XLA scatter, elsewhere the sorted fold).
 
     Examples:
       >>> dnums = lax.ScatterDimensionNumbers((), (0,), (0,))
       >>> u = jnp.array([1e8, 1.0, -1e8], jnp.float32)
-      >>> ordered_scatter("add", jnp.zeros(2), jnp.array([[1], [1], [1]]), u, dnums, "fill_or_drop")
+      >>> ordered_scatter("add", jnp.zeros(2), jnp.array([[1], [1], [1]]), u, dnums, "fill")
       Array([0., 0.], dtype=float32)
     """
     if operand.size == 0 or updates.size == 0:
         return operand
-    plain = functools.partial(_flat_ordered, kind, dnums=dnums, mode=mode)
-    if not cpu_scatter_in_order(operand, "mul" if kind == "mul" else "add") or in_manual_context():
-        return plain(operand, indices, updates)
-    scatter = {"add": lax.scatter_add, "sub": lax.scatter_sub, "mul": lax.scatter_mul}[kind]
-    on_cpu = functools.partial(scatter, dimension_numbers=dnums, mode=mode)
-    return cpu_or_plain(on_cpu, plain, operand, indices, updates)
+    mode = lax.GatherScatterMode.from_any(mode)
+    # Not the XLA scatter itself on one CPU device, though its loop runs in this order there:
+    # the wrapped jraph step then differed from the 8-device one in its last bits (the rest of
+    # the program fused otherwise); the same formulation on every device count keeps them equal.
+    return _flat_ordered(kind, operand, indices, updates, dnums=dnums, mode=mode)
 
 
 def _flat_ordered(kind: str, operand: jax.Array, indices: jax.Array, updates: jax.Array, *, dnums, mode) -> jax.Array:
