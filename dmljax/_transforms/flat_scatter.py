@@ -20,6 +20,7 @@ order on every platform and device count.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import jax
@@ -28,9 +29,10 @@ import numpy as np
 from jax import lax
 
 from dmljax._core.config import config
+from dmljax._core.platform import cpu_or_plain
 from dmljax._ops.common.positions import flat_dtype
 from dmljax._ops.ordered.ordered_add import ordered_add, ordered_add_p
-from dmljax._ops.ordered.reductions import combine
+from dmljax._ops.ordered.reductions import combine, cpu_scatter_in_order
 
 __all__ = ["flat_update_targets", "in_manual_context", "ordered_scatter"]
 
@@ -108,8 +110,8 @@ def ordered_scatter(kind: str, operand: jax.Array, indices: jax.Array, updates: 
     """``lax.scatter_<kind>(operand, indices, updates, dnums, mode=mode)`` with the update elements
     combined one after the other: scatter index after scatter index (row-major over the
     updates' scatter dimensions), each window in row-major order; ``kind``: ``"add"``,
-    ``"sub"`` or ``"mul"``: dmljax's ordered reductions at flat positions (on one XLA CPU
-    device one 1-D in-order XLA scatter, elsewhere the sorted fold).
+    ``"sub"`` or ``"mul"``. On one XLA CPU device (`reductions.cpu_scatter_in_order`) the XLA
+    scatter itself (`_cpu_scatter`); elsewhere dmljax's ordered reductions at flat positions.
 
     Examples:
       >>> dnums = lax.ScatterDimensionNumbers((), (0,), (0,))
@@ -120,10 +122,21 @@ def ordered_scatter(kind: str, operand: jax.Array, indices: jax.Array, updates: 
     if operand.size == 0 or updates.size == 0:
         return operand
     mode = lax.GatherScatterMode.from_any(mode)
-    # Not the XLA scatter itself on one CPU device, though its loop runs in this order there:
-    # the wrapped jraph step then differed from the 8-device one in its last bits (the rest of
-    # the program fused otherwise); the same formulation on every device count keeps them equal.
-    return _flat_ordered(kind, operand, indices, updates, dnums=dnums, mode=mode)
+    plain = functools.partial(_flat_ordered, kind, dnums=dnums, mode=mode)
+    if not cpu_scatter_in_order(operand, "mul" if kind == "mul" else "add") or in_manual_context():
+        return plain(operand, indices, updates)
+    on_cpu = functools.partial(_cpu_scatter, kind, dnums=dnums, mode=mode)
+    return cpu_or_plain(on_cpu, plain, operand, indices, updates)
+
+
+def _cpu_scatter(kind: str, operand: jax.Array, indices: jax.Array, updates: jax.Array, *, dnums, mode) -> jax.Array:
+    """The XLA scatter itself (one XLA CPU device: its loop runs in `ordered_scatter`'s order),
+    between optimization barriers: XLA's simplifier would otherwise fold an add of its result
+    into its operand (``scatter(0, i, u) + y`` as ``scatter(y, i, u)``), which rounds otherwise
+    than the program on several devices does (measured: a wrapped jraph step's gradient)."""
+    scatter = {"add": lax.scatter_add, "sub": lax.scatter_sub, "mul": lax.scatter_mul}[kind]
+    operand, indices, updates = lax.optimization_barrier((operand, indices, updates))
+    return lax.optimization_barrier(scatter(operand, indices, updates, dnums, mode=mode))
 
 
 def _flat_ordered(kind: str, operand: jax.Array, indices: jax.Array, updates: jax.Array, *, dnums, mode) -> jax.Array:
