@@ -282,7 +282,8 @@ def test_eight_host_devices_equal_np_add_at_where_the_plain_program_does_not():
     assert all(v for k, v in result.items() if k.endswith("ordered")), [k for k, v in result.items() if not v]
     plain = {k: v for k, v in result.items() if k.endswith("plain")}
     # the issue's cases: each differs from np.add.at unwrapped, for some targets and type
-    for name in ("at.add", "segment_sum in scan", "grad of h[s]", "grad of jnp.take", "grad of dmljax.gather"):
+    # (dmljax.gather's own gradient is not in the list: issue 38 item 1 orders it without the wrapper)
+    for name in ("at.add", "segment_sum in scan", "grad of h[s]", "grad of jnp.take"):
         assert not all(v for k, v in plain.items() if k.startswith(name)), name
 
 
