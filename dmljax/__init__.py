@@ -62,6 +62,7 @@ from dmljax._ops.selection.nonzero import nonzero_coordinates as nonzero_coordin
 from dmljax._ops.selection.topk import top_k as top_k
 from dmljax._ops.vision.resample import resample as resample
 from dmljax._ops.vision.resample import resample_grad as resample_grad
+from dmljax._transforms.deterministic import deterministic as deterministic
 
 __all__ = [
     "DataType",
@@ -76,6 +77,7 @@ __all__ = [
     "cumulative_prod",
     "cumulative_sum",
     "depth_to_space",
+    "deterministic",
     "fill_value_sequence",
     "gather",
     "gather_elements",
@@ -163,9 +165,9 @@ def __getattr__(name: str) -> Any:
       >>> import dmljax
       >>> with warnings.catch_warnings(record=True) as caught:
       ...     warnings.simplefilter("always")
-      ...     key_split = dmljax.split
+      ...     key_split = dmljax.random.split
       >>> key_split is dmljax.random.split, str(caught[0].message)
-      (True, 'dmljax.split is deprecated: use dmljax.random.split (the old name goes in 0.3.0)')
+      (True, 'dmljax.random.split is deprecated: use dmljax.random.split (the old name goes in 0.3.0)')
     """
     if name not in _DEPRECATED:
         raise AttributeError(f"module 'dmljax' has no attribute {name!r}")

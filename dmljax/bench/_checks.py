@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 import dmljax
@@ -197,6 +199,24 @@ def check_segment() -> str:
     return "sum, prod, max, min = np.add.at & co. bit for bit; mean; id -1 dropped"
 
 
+def check_deterministic() -> str:
+    """deterministic: x.at[t].add and a gather's gradient equal ``np.add.at``, also with the sorted fold."""
+    rng = np.random.default_rng(16)
+    t = ((rng.zipf(1.5, 300) - 1) % 7).astype(np.int32)
+    u = (rng.standard_normal(300) * 10.0 ** rng.integers(-4, 8, 300)).astype(np.float32)
+    expected = np.zeros(7, np.float32)
+    np.add.at(expected, t, u)
+    at_add = jax.jit(dmljax.deterministic(lambda x, u: x.at[t].add(u)))
+    grad = jax.jit(jax.grad(dmljax.deterministic(lambda x: jnp.vdot(x[t], u))))
+    for options in ({}, {"cpu_ordered_scatter": False}):
+        with dmljax.config.override(**options):
+            if not np.array_equal(np.asarray(at_add(np.zeros(7, np.float32), u)), expected):
+                raise AssertionError(f"deterministic x.at[t].add differs from np.add.at ({options})")
+            if not np.array_equal(np.asarray(grad(np.zeros(7, np.float32))), expected):
+                raise AssertionError(f"deterministic grad of x[t] differs from np.add.at ({options})")
+    return "x.at[t].add, grad of x[t] = np.add.at bit for bit (in-order scatter, sorted fold)"
+
+
 # Random123 kat_vectors: philox4x32_10 with counter 0 and key 0.
 _KAT_ZERO = [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8]
 
@@ -290,6 +310,7 @@ CHECKS: list[tuple[str, Callable[[], str]]] = [
     ("slice", check_slice1),
     ("cumulative", check_cumulative),
     ("segment", check_segment),
+    ("deterministic", check_deterministic),
     ("depth_space", movement.check_depth_space),
     ("tile, pad", movement.check_tile_pad),
     ("concatenate, split_tensor", movement.check_join_split),

@@ -6,8 +6,10 @@
   ``checkpoint``) are inlined, so markers inside jitted functions are reached;
 * the ordered float add's primitive (`dmljax._ops.ordered.ordered_add`; outside a marker in a
   ``jax.jvp``) becomes a lax scatter-add, so a ScatterElements ``add``, which ONNX defines
-  in the updates' order; its dual ``ordered_take`` (the tangent of dmljax's gathers) a plain
-  gather;
+  in the updates' order (`dmljax.deterministic` writes its scatters as that primitive); its
+  dual ``ordered_take`` (the tangent of dmljax's gathers) a plain gather, and the gather with
+  an ordered transpose of `dmljax.deterministic` (`dmljax._transforms.ordered_gather`) the
+  lax gather;
 * each operator marker (`dmljax._core.markers`) becomes the operator's export-only
   primitive (`dmljax.onnx._primitives`) applied to the operator's inputs only, so the
   implementation that computed the marked value is dead and removed (DCE); a float16/
@@ -53,6 +55,7 @@ from dmljax._core.markers import MARK_P
 from dmljax._ops.common.positions import scatter_at
 from dmljax._ops.ordered.ordered_add import PRIMITIVES as ORDERED_ADDS
 from dmljax._ops.ordered.ordered_add import ordered_take_p, take_formulation
+from dmljax._transforms.ordered_gather import ordered_gather_p
 from dmljax.onnx._elementwise import (
     elementwise_gather,
     elementwise_scatter,
@@ -442,6 +445,8 @@ def _eval(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
             specs = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in eqn.invars]
             closed = jax.make_jaxpr(take_formulation)(*specs)
             outs = _eval(closed.jaxpr, list(closed.consts), invals)
+        elif eqn.primitive is ordered_gather_p:  # `dmljax.deterministic`'s gather: the lax gather it lowers to
+            outs = _bind(eqn.replace(primitive=lax.gather_p), invals)
         elif eqn.primitive.name == "platform_index":
             outs = [_platform_index(eqn.params["platforms"])]
         elif eqn.primitive.name in _CONTROL:

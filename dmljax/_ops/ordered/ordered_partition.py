@@ -22,8 +22,9 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
+import numpy as np
 from jax.experimental.custom_partitioning import custom_partitioning
-from jax.sharding import NamedSharding
+from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from dmljax._ops.common.positions import batch_rows
@@ -41,6 +42,7 @@ def replicated(
     ``targets``, ``updates``: 1-D of one length, unsigned targets (``>= flat.size`` dropped).
     No batching rule: for a caller that batches before (the ordered add's primitive).
     """
+    flat, targets, updates = (_whole(a) for a in (flat, targets, updates))
     return _call(fun, reduction, indices_are_sorted, flat, targets, updates)
 
 
@@ -53,7 +55,7 @@ def replicated_batchable(
 
     @jax.custom_batching.custom_vmap
     def run(flat: jax.Array, targets: jax.Array, updates: jax.Array) -> jax.Array:
-        return call(flat, targets, updates)
+        return call(*(_whole(a) for a in (flat, targets, updates)))
 
     @run.def_vmap
     def _rule(
@@ -65,6 +67,20 @@ def replicated_batchable(
         return batch_rows((flat, targets, updates), dims, whole, run)[0], True
 
     return run(flat, targets, updates)
+
+
+def _whole(x: jax.Array) -> jax.Array:
+    """``x`` constrained to be replicated before the partitioned call.
+
+    Shardy may otherwise give an operand a sharding over a sub-axis of the mesh (an uneven
+    concatenation of sharded and replicated arrays, as jraph's self edges make, came out
+    split in 2 over 8 devices), which `custom_partitioning` cannot express over the mesh's
+    axes: the compilation failed (IndivisibleError). Replicated operands are what the
+    partition asks for anyway. Under `jax.set_mesh` the context mesh, else one over every device.
+    """
+    if not jax.sharding.get_abstract_mesh().empty:
+        return jax.lax.with_sharding_constraint(x, P())
+    return jax.lax.with_sharding_constraint(x, NamedSharding(Mesh(np.array(jax.devices()), ("devices",)), P()))
 
 
 @functools.partial(custom_partitioning, static_argnums=(0, 1, 2))
