@@ -48,6 +48,7 @@ from dmljax._ops.common.indices import (
 )
 from dmljax._ops.common.positions import flat_dtype, flat_targets, scatter_at
 from dmljax._ops.ordered.reductions import check_reduction, combine, cpu_scatter_in_order
+from dmljax._ops.ordered.row_fold import fold_rows
 
 __all__ = ["gather_nd", "gather_nd_validated", "scatter_nd", "scatter_nd_validated", "scatter_nd_with_policy"]
 
@@ -211,6 +212,7 @@ def scatter_nd_with_policy(
     policy: IndexPolicy,
     indices_are_sorted: bool = False,
     unique_indices: bool = False,
+    row_ids: jax.Array | np.ndarray | None = None,
 ) -> jax.Array:
     """`scatter_nd` on arguments whose types and shapes are checked: the one path of ScatterND
     and of the segment reductions (`dmljax._ops.index.segment`), marked as ``scatter_nd`` in a trace.
@@ -218,7 +220,11 @@ def scatter_nd_with_policy(
     ``indices_are_sorted``: the tuples are promised in nondecreasing row-major order
     (dropped ones aside), so the flat targets can be laid out sorted for `combine`;
     ``unique_indices``: promised distinct, so a reduction is one plain scatter. A false
-    promise gives unspecified results. Errors name ``op``.
+    promise gives unspecified results. ``row_ids``: for tuples of one index under
+    `IndexMode.FILL` or `IndexMode.PROMISE_IN_BOUNDS`, the same rows as the caller's own
+    ids, any integer type, whose values outside ``[0, input.shape[0])`` (negative ones
+    included) are to be dropped, as XLA's scatter drops them: XLA CPU's row scatter takes
+    them as they are (no converted copy; `jax.ops.segment_sum` does the same). Errors name ``op``.
     """
     flat_dtype(op, input.shape)
     columns, checked = _columns(op, indices, input, 0, policy)
@@ -231,6 +237,7 @@ def scatter_nd_with_policy(
         checked=checked,
         indices_are_sorted=indices_are_sorted,
         unique_indices=unique_indices,
+        row_ids=row_ids,
     )
     if not traced(out, input, indices, updates):
         return out
@@ -369,6 +376,7 @@ def _scatter_nd_impl(
     checked: bool,
     indices_are_sorted: bool = False,
     unique_indices: bool = False,
+    row_ids: jax.Array | None = None,
 ) -> jax.Array:
     """ScatterND on validated arguments: whole slices (``"none"``), or at flat positions of the input."""
     k = len(columns)
@@ -379,6 +387,7 @@ def _scatter_nd_impl(
         return _write_slices(input, positions, updates, mode)
     one_element = concrete_shape(input.shape[k:]) and math.prod(input.shape[k:]) == 1
     ordered = jnp.issubdtype(input.dtype, jnp.inexact) and reduction in ("add", "mul")  # else one scatter
+    extremal = jnp.issubdtype(input.dtype, jnp.floating) and reduction in ("max", "min")  # onnxruntime's fold
     flat = functools.partial(
         _combine_flat,
         positions=positions,
@@ -391,34 +400,46 @@ def _scatter_nd_impl(
         layout = functools.partial(_combine_sorted, positions=positions, reduction=reduction, mode=mode)
         if not cpu_scatter_in_order(input, reduction):
             return layout(input, updates)
-        on_cpu = _cpu_rows(input, positions, reduction, mode) or flat
+        on_cpu = _cpu_rows(input, positions, reduction, mode, row_ids) or flat
         return cpu_or_plain(on_cpu, layout, input, updates)  # XLA CPU's one scatter needs no sorted layout
-    in_order = ordered and cpu_scatter_in_order(input, reduction)
-    on_cpu = _cpu_rows(input, positions, reduction, mode) if in_order else None
+    in_order = (ordered or extremal) and cpu_scatter_in_order(input, reduction)
+    on_cpu = _cpu_rows(input, positions, reduction, mode, row_ids) if in_order else None
     if on_cpu is None:
         return flat(input, updates)
     return cpu_or_plain(on_cpu, flat, input, updates)
 
 
-def _cpu_rows(input: jax.Array, positions: list[jax.Array], reduction: str, mode: IndexMode) -> Any:
-    """On one XLA CPU device, a float ``"add"`` of whole slices as one scatter of rows (``(rows,
+def _cpu_rows(
+    input: jax.Array, positions: list[jax.Array], reduction: str, mode: IndexMode, row_ids: jax.Array | None = None
+) -> Any:
+    """On one XLA CPU device, a float reduction of whole slices as one scatter of rows (``(rows,
     w)`` windows), as `jax.ops.segment_sum` scatters, instead of one scatter of the ``w`` times
     as many flat elements: XLA CPU's scatter loops over the updates in their order, each
     row's elements inside (docs/design/ordered-reductions.md), so each element still takes
-    its updates in loop order. None where that does not apply (one element a slice, ``"mul"``,
-    whose differentiation needs the flat form, symbolic shapes)."""
+    its updates in loop order. ``"add"`` and ``"mul"``: XLA's combiner; ``"max"``/``"min"``:
+    onnxruntime's, `dmljax._ops.ordered.row_fold` (one element a slice too). The targets:
+    ``row_ids`` where given (see `scatter_nd_with_policy`), else the flat row positions. None
+    where that does not apply (an ``"add"``/``"mul"`` of one element a slice without
+    ``row_ids``: the flat form is that scatter; symbolic shapes)."""
     k = len(positions)
     window = input.shape[k:]
-    if reduction != "add" or not concrete_shape(input.shape) or math.prod(window) <= 1:
+    one_element = reduction in ("add", "mul") and math.prod(window) <= 1 and row_ids is None
+    if not concrete_shape(input.shape) or one_element:
         return None
     rows, w = math.prod(input.shape[:k]), math.prod(window)
 
     def scatter_rows(input: jax.Array, updates: jax.Array) -> jax.Array:
         lead = updates.shape[: updates.ndim - len(window)]
-        coords = [jnp.broadcast_to(p, lead) for p in positions]
-        targets = flat_targets(coords, input.shape[:k], mode, flat_dtype("scatter_nd", input.shape[:k])).reshape(-1)
-        out = scatter_at(input.reshape(rows, w), targets, updates.reshape(-1, w), "add")
-        return out.reshape(input.shape)
+        if row_ids is None:
+            coords = [jnp.broadcast_to(p, lead) for p in positions]
+            dtype = flat_dtype("scatter_nd", input.shape[:k])
+            targets = flat_targets(coords, input.shape[:k], mode, dtype).reshape(-1)
+        else:
+            targets = row_ids
+        table, values = input.reshape(rows, w), updates.reshape(-1, w)
+        if reduction == "add":
+            return scatter_at(table, targets, values, "add").reshape(input.shape)
+        return fold_rows(table, targets, values, reduction).reshape(input.shape)
 
     return scatter_rows
 

@@ -21,7 +21,7 @@ bad concrete id and adds a checkify check for traced ones (then drops).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -254,15 +254,29 @@ def segment_mean(
       Array([1.5, 0. , 6. ], dtype=float32)
     """
     op = "segment_mean"
-    args = (segment_ids, num_segments, indices_are_sorted, unique_indices, mode)
     data = as_data(op, "data", data)
+    check_rank(op, "data", data.shape)
     if np.dtype(data.dtype).kind not in "fcV":  # V: bfloat16
         raise type_fail(op, "data.dtype", "be a float or complex type (a mean of integers is not one)", data.dtype)
-    total = _segment(op, "add", data, *args)
-    # The count at full shape: XLA rewrites a division by a broadcast as a product with its
-    # reciprocal, which may round otherwise than the quotient.
-    count = _segment(op, "add", jnp.ones(data.shape, np.uint32), *args)
-    return total / lax.convert_element_type(jnp.maximum(count, np.uint32(1)), data.dtype)
+    prepared = _prepare(op, data.shape, segment_ids, num_segments, indices_are_sorted, unique_indices, mode)
+    total = _scatter(prepared, "add", data)
+    count = _scatter(prepared, "add", jnp.ones(data.shape[:1], np.uint32))  # one per segment, not per element
+    divisor = lax.convert_element_type(jnp.maximum(count, np.uint32(1)), data.dtype)
+    divisor = lax.broadcast_in_dim(divisor, total.shape, (0,))
+    # XLA rewrites a division by a broadcast as a product with its reciprocal, which may round
+    # otherwise than the quotient: the barrier keeps the divisor opaque, so the quotient is exact.
+    return total / lax.optimization_barrier(divisor)
+
+
+class _Prepared(NamedTuple):
+    """A segment reduction's validated arguments (`_prepare`)."""
+
+    op: str
+    ids: jax.Array | np.ndarray  # as given
+    num_segments: Any
+    sorted_: bool
+    unique: bool
+    policy: IndexPolicy
 
 
 def _segment(
@@ -280,22 +294,58 @@ def _segment(
     check_rank(op, "data", data.shape)
     if reduction in ("max", "min") and np.dtype(data.dtype).kind == "c":
         raise type_fail(op, "data.dtype", "be a real type (max and min need an order)", data.dtype)
-    ids = _as_ids(op, segment_ids, data.shape)
+    prepared = _prepare(op, data.shape, segment_ids, num_segments, indices_are_sorted, unique_indices, mode)
+    return _scatter(prepared, reduction, data)
+
+
+def _prepare(
+    op: str,
+    shape: tuple[int, ...],
+    segment_ids: Any,
+    num_segments: Any,
+    indices_are_sorted: Any,
+    unique_indices: Any,
+    mode: Any,
+) -> _Prepared:
+    """Validate the ids, flags, mode and ``num_segments`` for ``data`` of ``shape``; check the ids
+    under ``mode="checked"``."""
+    ids = _as_ids(op, segment_ids, shape)
     sorted_ = _flag(op, "indices_are_sorted", indices_are_sorted)
     unique = _flag(op, "unique_indices", unique_indices)
     policy = _policy(op, mode)
     n = _num_segments(op, num_segments, ids)
+    if (policy.checkify or policy.eager_check) and not (isinstance(n, int) and n == 0):
+        _check_ids(op, ids, n)
+    return _Prepared(op, ids, n, sorted_, unique, policy)
+
+
+def _scatter(prepared: _Prepared, reduction: str, data: jax.Array) -> jax.Array:
+    """ScatterND of ``data`` at the ids into the reduction's identity (`scatter_nd_with_policy`).
+
+    The ids go as unsigned tuples (a negative id is never counted from the end) and, where
+    they are dropped outside ``[0, num_segments)``, also as given (``row_ids``): XLA CPU's
+    row scatter drops them itself, with no converted copy of the ids.
+    """
+    op, ids, n, policy = prepared.op, prepared.ids, prepared.num_segments, prepared.policy
     shape = (n, *data.shape[1:])
     if isinstance(n, int) and n == 0:  # no segment: nothing lands (scatter_nd needs a non-empty axis)
         return jnp.zeros(shape, data.dtype)
-    if policy.checkify or policy.eager_check:
-        _check_ids(op, ids, n)
     init = jnp.full(shape, _identity(reduction, data.dtype), data.dtype)
-    ids = _unsigned(ids, policy.mode)
-    tuples = ids[:, None]
+    # Host ids of a type JAX would narrow (int64 with x64 off) go only as the unsigned tuples, decided at full width.
+    as_given = np.dtype(ids.dtype) == jax.dtypes.canonicalize_dtype(ids.dtype)
+    row_ids = ids if as_given and policy.mode is not IndexMode.CLIP else None
+    tuples = _unsigned(ids, policy.mode)[:, None]
     plain = IndexPolicy(policy.mode, eager_check=False, checkify=False)
     return scatter_nd_with_policy(
-        op, init, tuples, data, reduction=reduction, policy=plain, indices_are_sorted=sorted_, unique_indices=unique
+        op,
+        init,
+        tuples,
+        data,
+        reduction=reduction,
+        policy=plain,
+        indices_are_sorted=prepared.sorted_,
+        unique_indices=prepared.unique,
+        row_ids=row_ids,
     )
 
 
