@@ -7,7 +7,8 @@ loop's own ``f`` therefore computes ONNX's fold bit for bit: for ``"mul"`` XLA's
 for ``"max"``/``"min"`` onnxruntime's ``out = (out > u) ? out : u`` (``<`` for min; a NaN
 update replaces, a NaN value gives way, of equal values the later wins). That comparison is
 taken on the bits (XLA CPU may flush subnormals in a float comparison): both operands are
-numbers, not both zeros, and their sign-magnitude keys compare. One scatter of ``(rows, w)``
+numbers and their `dmljax._ops.ordered.extremal.order_key` values compare (``+0.0`` and
+``-0.0`` one key: equal). One scatter of ``(rows, w)``
 windows, as ``jax.ops.segment_max`` scatters, instead of the flat elements' three scatters
 (`dmljax._ops.ordered.extremal`) or a flat scatter of ``w`` times as many elements.
 
@@ -34,6 +35,7 @@ from jax import lax
 
 from dmljax._ops.common.indices import position_dtype
 from dmljax._ops.common.positions import scatter_at
+from dmljax._ops.ordered.extremal import order_key
 from dmljax._ops.ordered.reductions import combine
 
 __all__ = ["fold_rows"]
@@ -150,13 +152,8 @@ def _combiner(dtype: np.dtype, reduction: str) -> jax.extend.core.ClosedJaxpr:
 
 def _keep_or_take(out: jax.Array, u: jax.Array, reduction: str) -> jax.Array:
     """onnxruntime's ``(out > u) ? out : u`` (``<`` for min), compared on the bits: never flushed."""
-    signed = np.dtype(f"int{8 * out.dtype.itemsize}")
-    magnitude = np.asarray(np.iinfo(signed).max, signed)  # every bit but the sign
-    infinity = lax.bitcast_convert_type(np.asarray(np.inf, out.dtype), signed)
-    a, b = lax.bitcast_convert_type(out, signed), lax.bitcast_convert_type(u, signed)
-    abs_a, abs_b = a & magnitude, b & magnitude
-    key_a = jnp.where(a < 0, a ^ magnitude, a)  # sign-magnitude to two's complement order (-0.0 below +0.0)
-    key_b = jnp.where(b < 0, b ^ magnitude, b)
-    numbers = (abs_a <= infinity) & (abs_b <= infinity) & ((abs_a | abs_b) != 0)  # no NaN; not two zeros
+    key_a, key_b = order_key(out), order_key(u)
+    infinity = order_key(np.asarray(np.inf, out.dtype))
+    numbers = (jnp.abs(key_a) <= infinity) & (jnp.abs(key_b) <= infinity)  # no NaN
     better = key_a > key_b if reduction == "max" else key_a < key_b
     return lax.select(numbers & better, out, u)
