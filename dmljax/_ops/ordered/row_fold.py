@@ -153,7 +153,7 @@ def _combiner(dtype: np.dtype, reduction: str) -> jax.extend.core.ClosedJaxpr:
 def _keep_or_take(out: jax.Array, u: jax.Array, reduction: str) -> jax.Array:
     """onnxruntime's ``(out > u) ? out : u`` (``<`` for min), compared on the bits: never flushed."""
     key_a, key_b = order_key(out), order_key(u)
-    infinity = order_key(np.asarray(np.inf, out.dtype))
+    infinity = order_key(jnp.asarray(np.inf, out.dtype))
     numbers = (jnp.abs(key_a) <= infinity) & (jnp.abs(key_b) <= infinity)  # no NaN
     better = key_a > key_b if reduction == "max" else key_a < key_b
     return lax.select(numbers & better, out, u)
