@@ -51,8 +51,8 @@ def order_showing(rng, shape, dtype, name):
     dtype = np_dtype(dtype)
     if name == "prod":
         return (1 + rng.uniform(-0.1, 0.1, shape)).astype(dtype)
-    tiny = float(np.finfo(dtype).smallest_subnormal)
-    normal = float(np.finfo(dtype).smallest_normal)
+    tiny = float(ml_dtypes.finfo(dtype).smallest_subnormal)
+    normal = float(ml_dtypes.finfo(dtype).smallest_normal)
     pool = [0.0, -0.0, tiny, -tiny, 2 * tiny, normal, -normal, 1.0, -1.0, np.inf, -np.inf]
     values = rng.choice(np.array(pool), shape).astype(dtype)
     nan = rng.random(shape) < 0.04

@@ -47,7 +47,7 @@ from jax import lax
 from dmljax._ops.common.indices import position_dtype
 from dmljax._ops.common.positions import gather_at, scatter_at
 
-__all__ = ["combine_extremal", "order_key"]
+__all__ = ["combine_extremal", "key_of_bits", "order_key"]
 
 _UNSIGNED = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 
@@ -128,21 +128,27 @@ def order_key(x: jax.Array) -> jax.Array:
       Array([-1065353216,           0,           0,           1,  1065353216], dtype=int32)
     """
     signed = np.dtype(f"int{8 * np.dtype(x.dtype).itemsize}")
-    bits = lax.bitcast_convert_type(x, signed)
-    magnitude = bits & np.asarray(np.iinfo(signed).max, signed)
+    return key_of_bits(lax.bitcast_convert_type(x, signed))
+
+
+def key_of_bits(bits: jax.Array) -> jax.Array:
+    """`order_key` of floats given as their bits, a signed integer array of their width."""
+    magnitude = bits & np.asarray(np.iinfo(bits.dtype).max, bits.dtype)
     return jnp.where(bits < 0, -magnitude, magnitude)
 
 
 def _take(flat: jax.Array, updates: jax.Array, winners: jax.Array, bits: bool = True) -> jax.Array:
     """The winners' values: ``flat`` where the winner is 0, else ``updates[winner - 1]``.
 
-    ``bits``: gather the updates' bits as unsigned integers. A partitioned gather reads each
-    shard's own elements, zeros elsewhere, and sums the shards: ``-0.0 + 0.0`` is ``+0.0``.
+    ``bits``: gather and select the bits as unsigned integers. A partitioned gather reads each
+    shard's own elements, zeros elsewhere, and sums the shards: ``-0.0 + 0.0`` is ``+0.0``;
+    and XLA CPU selects float16/bfloat16 in float32, which makes every NaN the canonical one.
     Tangents (``bits=False``) stay floats, differentiable again.
     """
     where = winners - np.asarray(1, winners.dtype)  # 0 - 1 wraps: clipped, not selected
     if not bits:
         return jnp.where(winners == 0, flat, gather_at(updates, where))
     unsigned = _UNSIGNED[np.dtype(updates.dtype).itemsize]
-    taken = lax.bitcast_convert_type(gather_at(lax.bitcast_convert_type(updates, unsigned), where), updates.dtype)
-    return jnp.where(winners == 0, flat, taken)
+    taken = gather_at(lax.bitcast_convert_type(updates, unsigned), where)
+    chosen = jnp.where(winners == 0, lax.bitcast_convert_type(flat, unsigned), taken)
+    return lax.bitcast_convert_type(chosen, updates.dtype)

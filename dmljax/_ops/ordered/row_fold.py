@@ -8,7 +8,9 @@ for ``"max"``/``"min"`` onnxruntime's ``out = (out > u) ? out : u`` (``<`` for m
 update replaces, a NaN value gives way, of equal values the later wins). That comparison is
 taken on the bits (XLA CPU may flush subnormals in a float comparison): both operands are
 numbers and their `dmljax._ops.ordered.extremal.order_key` values compare (``+0.0`` and
-``-0.0`` one key: equal). One scatter of ``(rows, w)``
+``-0.0`` one key: equal). The max/min scatter runs on the bits as integers altogether, so
+no float16/bfloat16 value passes through XLA CPU's float32 arithmetic (which would make a
+NaN the canonical one). One scatter of ``(rows, w)``
 windows, as ``jax.ops.segment_max`` scatters, instead of the flat elements' three scatters
 (`dmljax._ops.ordered.extremal`) or a flat scatter of ``w`` times as many elements.
 
@@ -35,7 +37,7 @@ from jax import lax
 
 from dmljax._ops.common.indices import position_dtype
 from dmljax._ops.common.positions import scatter_at
-from dmljax._ops.ordered.extremal import order_key
+from dmljax._ops.ordered.extremal import key_of_bits
 from dmljax._ops.ordered.reductions import combine
 
 __all__ = ["fold_rows"]
@@ -71,15 +73,18 @@ def fold_rows(table: jax.Array, targets: jax.Array, updates: jax.Array, reductio
 def _fold(table: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str) -> jax.Array:
     if reduction == "mul":
         return scatter_at(table, targets, updates, "mul")
+    # max/min on the bits: no float operation at all (XLA CPU computes float16/bfloat16 in
+    # float32 and back, which would make every NaN the canonical one).
+    signed = np.dtype(f"int{8 * np.dtype(table.dtype).itemsize}")
     window = tuple(range(1, table.ndim))
     dnums = lax.ScatterDimensionNumbers(
         update_window_dims=window, inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
     )
-    combiner = _combiner(np.dtype(table.dtype), reduction)
-    return lax.scatter_p.bind(
-        table,
+    combiner = _combiner(signed, _infinity_key(np.dtype(table.dtype)), reduction)
+    out = lax.scatter_p.bind(
+        lax.bitcast_convert_type(table, signed),
         targets[:, None],
-        updates,
+        lax.bitcast_convert_type(updates, signed),
         update_jaxpr=combiner.jaxpr,
         update_consts=tuple(combiner.consts),
         dimension_numbers=dnums,
@@ -87,6 +92,7 @@ def _fold(table: jax.Array, targets: jax.Array, updates: jax.Array, reduction: s
         unique_indices=False,
         mode=lax.GatherScatterMode.FILL_OR_DROP,
     )
+    return lax.bitcast_convert_type(out, table.dtype)
 
 
 @_fold.defjvp
@@ -143,17 +149,24 @@ def _element_targets(targets: jax.Array, n: int, w: int) -> jax.Array:
     return jnp.where(kept[:, None], flat, np.asarray(n * w, dtype)).reshape(-1)
 
 
+def _infinity_key(dtype: np.dtype) -> int:
+    """The order key of ``+inf`` in ``dtype``: every key of a larger magnitude is a NaN's."""
+    signed = np.dtype(f"int{8 * dtype.itemsize}")
+    return int(np.asarray(np.inf, dtype).view(signed))
+
+
 @functools.cache
-def _combiner(dtype: np.dtype, reduction: str) -> jax.extend.core.ClosedJaxpr:
-    """The scalar combiner ``(out, u) -> out if out is strictly better than u else u`` as a jaxpr."""
-    scalar = jax.ShapeDtypeStruct((), dtype)
-    return jax.make_jaxpr(functools.partial(_keep_or_take, reduction=reduction))(scalar, scalar)
+def _combiner(signed: np.dtype, infinity: int, reduction: str) -> jax.extend.core.ClosedJaxpr:
+    """The combiner on the floats' bits (``signed`` integers): ``out`` if strictly better than ``u``, else ``u``."""
+    scalar = jax.ShapeDtypeStruct((), signed)
+    keep_or_take = functools.partial(_keep_or_take, infinity=infinity, reduction=reduction)
+    return jax.make_jaxpr(keep_or_take)(scalar, scalar)
 
 
-def _keep_or_take(out: jax.Array, u: jax.Array, reduction: str) -> jax.Array:
-    """onnxruntime's ``(out > u) ? out : u`` (``<`` for min), compared on the bits: never flushed."""
-    key_a, key_b = order_key(out), order_key(u)
-    infinity = order_key(jnp.asarray(np.inf, out.dtype))
-    numbers = (jnp.abs(key_a) <= infinity) & (jnp.abs(key_b) <= infinity)  # no NaN
+def _keep_or_take(out: jax.Array, u: jax.Array, infinity: int, reduction: str) -> jax.Array:
+    """onnxruntime's ``(out > u) ? out : u`` (``<`` for min) on the bits: never flushed, NaN payloads kept."""
+    key_a, key_b = key_of_bits(out), key_of_bits(u)
+    limit = np.asarray(infinity, out.dtype)
+    numbers = (jnp.abs(key_a) <= limit) & (jnp.abs(key_b) <= limit)  # no NaN
     better = key_a > key_b if reduction == "max" else key_a < key_b
     return lax.select(numbers & better, out, u)
