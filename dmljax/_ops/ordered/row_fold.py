@@ -8,8 +8,8 @@ for ``"max"``/``"min"`` onnxruntime's ``out = (out > u) ? out : u`` (``<`` for m
 update replaces, a NaN value gives way, of equal values the later wins). That comparison is
 taken on the bits (XLA CPU may flush subnormals in a float comparison): both operands are
 numbers and their `dmljax._ops.ordered.extremal.order_key` values compare (``+0.0`` and
-``-0.0`` one key: equal). The max/min scatter runs on the bits as integers altogether, so
-no float16/bfloat16 value passes through XLA CPU's float32 arithmetic (which would make a
+``-0.0`` one key: equal). A float16/bfloat16 max/min scatter runs on the bits as integers
+altogether, so no value passes through XLA CPU's float32 arithmetic (which would make a
 NaN the canonical one). One scatter of ``(rows, w)``
 windows, as ``jax.ops.segment_max`` scatters, instead of the flat elements' three scatters
 (`dmljax._ops.ordered.extremal`) or a flat scatter of ``w`` times as many elements.
@@ -37,7 +37,7 @@ from jax import lax
 
 from dmljax._ops.common.indices import position_dtype
 from dmljax._ops.common.positions import scatter_at
-from dmljax._ops.ordered.extremal import key_of_bits
+from dmljax._ops.ordered.extremal import key_of_bits, order_key
 from dmljax._ops.ordered.reductions import combine
 
 __all__ = ["fold_rows"]
@@ -73,18 +73,20 @@ def fold_rows(table: jax.Array, targets: jax.Array, updates: jax.Array, reductio
 def _fold(table: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str) -> jax.Array:
     if reduction == "mul":
         return scatter_at(table, targets, updates, "mul")
-    # max/min on the bits: no float operation at all (XLA CPU computes float16/bfloat16 in
-    # float32 and back, which would make every NaN the canonical one).
-    signed = np.dtype(f"int{8 * np.dtype(table.dtype).itemsize}")
+    # float16/bfloat16 on the bits as integers: XLA CPU computes them in float32 and back,
+    # which would make every NaN the canonical one. float32/float64 as they are (bitcasting
+    # the updates would write a copy of them).
+    dtype = np.dtype(table.dtype)
+    operand = np.dtype(f"int{8 * dtype.itemsize}") if dtype.itemsize == 2 else dtype
     window = tuple(range(1, table.ndim))
     dnums = lax.ScatterDimensionNumbers(
         update_window_dims=window, inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
     )
-    combiner = _combiner(signed, _infinity_key(np.dtype(table.dtype)), reduction)
+    combiner = _combiner(operand, _infinity_key(dtype), reduction)
     out = lax.scatter_p.bind(
-        lax.bitcast_convert_type(table, signed),
+        lax.bitcast_convert_type(table, operand),
         targets[:, None],
-        lax.bitcast_convert_type(updates, signed),
+        lax.bitcast_convert_type(updates, operand),
         update_jaxpr=combiner.jaxpr,
         update_consts=tuple(combiner.consts),
         dimension_numbers=dnums,
@@ -156,17 +158,18 @@ def _infinity_key(dtype: np.dtype) -> int:
 
 
 @functools.cache
-def _combiner(signed: np.dtype, infinity: int, reduction: str) -> jax.extend.core.ClosedJaxpr:
-    """The combiner on the floats' bits (``signed`` integers): ``out`` if strictly better than ``u``, else ``u``."""
-    scalar = jax.ShapeDtypeStruct((), signed)
+def _combiner(operand: np.dtype, infinity: int, reduction: str) -> jax.extend.core.ClosedJaxpr:
+    """The combiner on floats or their bits (signed integers): ``out`` if strictly better than ``u``, else ``u``."""
+    scalar = jax.ShapeDtypeStruct((), operand)
     keep_or_take = functools.partial(_keep_or_take, infinity=infinity, reduction=reduction)
     return jax.make_jaxpr(keep_or_take)(scalar, scalar)
 
 
 def _keep_or_take(out: jax.Array, u: jax.Array, infinity: int, reduction: str) -> jax.Array:
     """onnxruntime's ``(out > u) ? out : u`` (``<`` for min) on the bits: never flushed, NaN payloads kept."""
-    key_a, key_b = key_of_bits(out), key_of_bits(u)
-    limit = np.asarray(infinity, out.dtype)
+    key = key_of_bits if jnp.issubdtype(out.dtype, jnp.integer) else order_key
+    key_a, key_b = key(out), key(u)
+    limit = np.asarray(infinity, key_a.dtype)
     numbers = (jnp.abs(key_a) <= limit) & (jnp.abs(key_b) <= limit)  # no NaN
     better = key_a > key_b if reduction == "max" else key_a < key_b
     return lax.select(numbers & better, out, u)
