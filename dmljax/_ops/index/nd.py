@@ -49,6 +49,7 @@ from dmljax._ops.common.indices import (
 from dmljax._ops.common.positions import flat_dtype, flat_targets, scatter_at
 from dmljax._ops.index.gather_grad import linear_in_data, nd_targets, ordered_choice, ordered_tangent
 from dmljax._ops.ordered.reductions import Formulation, check_reduction, choose_formulation, combine
+from dmljax._ops.ordered.row_fold import fold_rows
 
 __all__ = ["gather_nd", "gather_nd_validated", "scatter_nd", "scatter_nd_validated", "scatter_nd_with_policy"]
 
@@ -213,6 +214,7 @@ def scatter_nd_with_policy(
     policy: IndexPolicy,
     indices_are_sorted: bool = False,
     unique_indices: bool = False,
+    row_ids: jax.Array | np.ndarray | None = None,
 ) -> jax.Array:
     """`scatter_nd` on arguments whose types and shapes are checked: the one path of ScatterND
     and of the segment reductions (`dmljax._ops.index.segment`), marked as ``scatter_nd`` in a trace.
@@ -220,7 +222,11 @@ def scatter_nd_with_policy(
     ``indices_are_sorted``: the tuples are promised in nondecreasing row-major order
     (dropped ones aside), so the flat targets can be laid out sorted for `combine`;
     ``unique_indices``: promised distinct, so a reduction is one plain scatter. A false
-    promise gives unspecified results. Errors name ``op``.
+    promise gives unspecified results. ``row_ids``: for tuples of one index under
+    `IndexMode.FILL` or `IndexMode.PROMISE_IN_BOUNDS`, the same rows as the caller's own
+    ids, any integer type, whose values outside ``[0, input.shape[0])`` (negative ones
+    included) are to be dropped, as XLA's scatter drops them: XLA CPU's row scatter takes
+    them as they are (no converted copy; `jax.ops.segment_sum` does the same). Errors name ``op``.
     """
     flat_dtype(op, input.shape)
     columns, checked = _columns(op, indices, input, 0, policy)
@@ -233,6 +239,7 @@ def scatter_nd_with_policy(
         checked=checked,
         indices_are_sorted=indices_are_sorted,
         unique_indices=unique_indices,
+        row_ids=row_ids,
     )
     if not traced(out, input, indices, updates):
         return out
@@ -387,6 +394,7 @@ def _scatter_nd_impl(
     checked: bool,
     indices_are_sorted: bool = False,
     unique_indices: bool = False,
+    row_ids: jax.Array | None = None,
 ) -> jax.Array:
     """ScatterND on validated arguments: whole slices (``"none"``), or at flat positions of the input."""
     k = len(columns)
@@ -402,13 +410,14 @@ def _scatter_nd_impl(
         window=input.shape[k:],
         indices_are_sorted=indices_are_sorted,
         unique_indices=unique_indices,
+        row_ids=row_ids is not None,
     )
     layouts = {
         "flat": functools.partial(
             _combine_flat, positions=positions, formulation=formulation, mode=mode, sorted_=indices_are_sorted
         ),
         "sorted": functools.partial(_combine_sorted, positions=positions, reduction=reduction, mode=mode),
-        "rows": functools.partial(_scatter_rows, positions=positions, mode=mode),
+        "rows": functools.partial(_scatter_rows, positions=positions, reduction=reduction, mode=mode, row_ids=row_ids),
     }
     plain = layouts[formulation.layout]
     if formulation.cpu_layout is None:
@@ -416,21 +425,35 @@ def _scatter_nd_impl(
     return cpu_or_plain(layouts[formulation.cpu_layout], plain, input, updates)
 
 
-def _scatter_rows(input: jax.Array, updates: jax.Array, positions: list[jax.Array], mode: IndexMode) -> jax.Array:
-    """On one XLA CPU device, a float ``"add"`` of whole slices as one scatter of rows (``(rows,
+def _scatter_rows(
+    input: jax.Array,
+    updates: jax.Array,
+    positions: list[jax.Array],
+    reduction: str,
+    mode: IndexMode,
+    row_ids: jax.Array | None = None,
+) -> jax.Array:
+    """On one XLA CPU device, a float reduction of whole slices as one scatter of rows (``(rows,
     w)`` windows), as `jax.ops.segment_sum` scatters, instead of one scatter of the ``w`` times
     as many flat elements: XLA CPU's scatter loops over the updates in their order, each
     row's elements inside (docs/design/ordered-reductions.md), so each element still takes
-    its updates in loop order (`choose_formulation`'s ``cpu_layout="rows"``: not for one
-    element a slice, nor ``"mul"``, whose differentiation needs the flat form, nor symbolic shapes)."""
+    its updates in loop order (`choose_formulation`'s ``cpu_layout="rows"``). ``"add"``:
+    XLA's combiner; ``"mul"``, ``"max"``/``"min"``: the loop's and onnxruntime's,
+    `dmljax._ops.ordered.row_fold` (with their own derivatives). The targets: ``row_ids``
+    where given (see `scatter_nd_with_policy`), else the flat row positions."""
     k = len(positions)
     window = input.shape[k:]
     rows, w = math.prod(input.shape[:k]), math.prod(window)
     lead = updates.shape[: updates.ndim - len(window)]
-    coords = [jnp.broadcast_to(p, lead) for p in positions]
-    targets = flat_targets(coords, input.shape[:k], mode, flat_dtype("scatter_nd", input.shape[:k])).reshape(-1)
-    out = scatter_at(input.reshape(rows, w), targets, updates.reshape(-1, w), "add")
-    return out.reshape(input.shape)
+    if row_ids is None:
+        coords = [jnp.broadcast_to(p, lead) for p in positions]
+        targets = flat_targets(coords, input.shape[:k], mode, flat_dtype("scatter_nd", input.shape[:k])).reshape(-1)
+    else:
+        targets = row_ids
+    table, values = input.reshape(rows, w), updates.reshape(-1, w)
+    if reduction == "add":
+        return scatter_at(table, targets, values, "add").reshape(input.shape)
+    return fold_rows(table, targets, values, reduction).reshape(input.shape)
 
 
 def _combine_flat(

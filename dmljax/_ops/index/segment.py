@@ -261,9 +261,9 @@ def segment_mean(
     """
     op = "segment_mean"
     data = as_data(op, "data", data)
+    check_rank(op, "data", data.shape)
     if np.dtype(data.dtype).kind not in "fcV":  # V: bfloat16
         raise type_fail(op, "data.dtype", "be a float or complex type (a mean of integers is not one)", data.dtype)
-    check_rank(op, "data", data.shape)
     segments = validate_segments(op, data.shape, segment_ids, num_segments, indices_are_sorted, unique_indices, mode)
     total = _reduce(op, "add", data, segments)
     # The count at full shape: XLA rewrites a division by a broadcast as a product with its
@@ -302,6 +302,12 @@ def _reduce(op: str, reduction: str, data: jax.Array, segments: Segments) -> jax
         return jnp.zeros(shape, data.dtype)
     init = jnp.full(shape, _identity(reduction, data.dtype), data.dtype)
     plain = IndexPolicy(segments.mode, eager_check=False, checkify=False)
+    # The ids as given too (``row_ids``), where they are dropped outside ``[0, n)``: XLA CPU's row
+    # scatter drops them itself, with no converted copy. Host ids of a type JAX would narrow
+    # (int64 with x64 off) go only as the unsigned tuples, decided at full width.
+    ids = segments.ids
+    as_given = ids is not None and np.dtype(ids.dtype) == jax.dtypes.canonicalize_dtype(ids.dtype)
+    row_ids = ids if as_given and segments.mode is not IndexMode.CLIP else None
     return scatter_nd_with_policy(
         op,
         init,
@@ -311,6 +317,7 @@ def _reduce(op: str, reduction: str, data: jax.Array, segments: Segments) -> jax
         policy=plain,
         indices_are_sorted=segments.indices_are_sorted,
         unique_indices=segments.unique_indices,
+        row_ids=row_ids,
     )
 
 

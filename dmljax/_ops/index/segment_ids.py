@@ -34,6 +34,7 @@ class Segments(NamedTuple):
     indices_are_sorted: bool
     unique_indices: bool
     mode: IndexMode
+    ids: Any = None  # as given (validated), for XLA CPU's row scatter (`scatter_nd_with_policy`'s row_ids)
 
 
 def validate_segments(
@@ -55,7 +56,7 @@ def validate_segments(
         return Segments(None, 0, sorted_, unique, policy.mode)
     if policy.checkify or policy.eager_check:
         _check_ids(op, ids, n)
-    return Segments(_unsigned(ids, policy.mode)[:, None], n, sorted_, unique, policy.mode)
+    return Segments(_unsigned(ids, policy.mode)[:, None], n, sorted_, unique, policy.mode, ids)
 
 
 def _as_ids(op: str, segment_ids: Any, shape: tuple[int, ...]) -> jax.Array | np.ndarray:

@@ -132,6 +132,7 @@ def choose_formulation(
     indices_are_sorted: bool = False,
     unique_indices: bool = False,
     one_device: bool = True,
+    row_ids: bool = False,
 ) -> Formulation:
     """The formulation of a ``reduction`` into an array of ``dtype`` and ``shape`` (module doc).
 
@@ -141,6 +142,8 @@ def choose_formulation(
       window: ScatterND's slice shape (``input.shape[k:]``); ``()`` for one element a target.
       indices_are_sorted, unique_indices: the caller's promises.
       one_device: False where the caller runs on replicated operands (several devices).
+      row_ids: the caller passes its own one-index ids (`scatter_nd_with_policy`'s ``row_ids``),
+        which one CPU scatter of rows takes as they are, one element a row too.
 
     Examples:
       >>> f = choose_formulation("mul", jnp.float32, (3,))
@@ -164,12 +167,17 @@ def choose_formulation(
     if np.dtype(dtype) == np.dtype(bool) and reduction in ("add", "mul"):  # ONNX on bool: or / and
         scatter_reduction = {"add": "max", "mul": "min"}[reduction]
     unpartitioned = one_device_shape(shape) or not one_device
-    cpu_scatter = ordered and config.cpu_ordered_scatter and unpartitioned and (real or reduction == "add")
+    extremal = reduction in ("max", "min") and real  # onnxruntime's fold
+    in_order = config.cpu_ordered_scatter and unpartitioned and (real or reduction == "add")
+    cpu_scatter = ordered and in_order
     one_element = concrete_shape(window) and math.prod(window) == 1
     sorted_layout = indices_are_sorted and ordered and not unique_indices and not one_element
-    rows = reduction == "add" and concrete_shape(shape) and concrete_shape(window) and math.prod(window) > 1
+    # One XLA CPU scatter of whole rows: add with XLA's combiner, mul/max/min with the row fold's
+    # (`dmljax._ops.ordered.row_fold`); one element a row only where that needs no flat positions.
+    whole_rows = concrete_shape(shape) and concrete_shape(window) and (math.prod(window) > 1 or extremal or row_ids)
+    rows = (ordered or extremal) and in_order and whole_rows
     cpu_layout = None
-    if cpu_scatter and rows:
+    if rows:
         cpu_layout = "rows"
     elif cpu_scatter and sorted_layout:  # XLA CPU's one scatter needs no sorted layout
         cpu_layout = "flat"
