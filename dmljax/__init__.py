@@ -73,6 +73,8 @@ from dmljax._ops.selection.arg_reduce import argmax as argmax
 from dmljax._ops.selection.arg_reduce import argmin as argmin
 from dmljax._ops.selection.nonzero import nonzero_coordinates as nonzero_coordinates
 from dmljax._ops.selection.topk import top_k as top_k
+from dmljax._ops.vision.pooling import max_pool_with_indices as max_pool_with_indices
+from dmljax._ops.vision.pooling import max_unpool as max_unpool
 from dmljax._ops.vision.resample import resample as resample
 from dmljax._ops.vision.resample import resample_grad as resample_grad
 from dmljax._random.distributions import bernoulli as bernoulli
@@ -146,6 +148,8 @@ __all__ = [
     "gather_nd",
     "join",
     "make_state",
+    "max_pool_with_indices",
+    "max_unpool",
     "nonzero_coordinates",
     "normal",
     "one_hot",
