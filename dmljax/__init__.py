@@ -73,6 +73,8 @@ from dmljax._ops.selection.arg_reduce import argmax as argmax
 from dmljax._ops.selection.arg_reduce import argmin as argmin
 from dmljax._ops.selection.nonzero import nonzero_coordinates as nonzero_coordinates
 from dmljax._ops.selection.topk import top_k as top_k
+from dmljax._ops.vision.fold import fold as fold
+from dmljax._ops.vision.fold import unfold as unfold
 from dmljax._ops.vision.pooling import max_pool_with_indices as max_pool_with_indices
 from dmljax._ops.vision.pooling import max_unpool as max_unpool
 from dmljax._ops.vision.resample import resample as resample
@@ -142,6 +144,7 @@ __all__ = [
     "depth_to_space",
     "dropout",
     "fill_value_sequence",
+    "fold",
     "fold_in",
     "gather",
     "gather_elements",
@@ -179,6 +182,7 @@ __all__ = [
     "state_from_tf_seed",
     "tile",
     "top_k",
+    "unfold",
     "uniform",
     "write_tensor",
 ]
