@@ -26,6 +26,10 @@ from dmljax._descriptors.nd import ScatterNDOperatorDesc as ScatterNDOperatorDes
 from dmljax._descriptors.nonzero import NonzeroCoordinatesOperatorDesc as NonzeroCoordinatesOperatorDesc
 from dmljax._descriptors.one_hot import OneHotOperatorDesc as OneHotOperatorDesc
 from dmljax._descriptors.padding import PaddingOperatorDesc as PaddingOperatorDesc
+from dmljax._descriptors.pooling import FoldOperatorDesc as FoldOperatorDesc
+from dmljax._descriptors.pooling import MaxPooling2OperatorDesc as MaxPooling2OperatorDesc
+from dmljax._descriptors.pooling import MaxUnpoolingOperatorDesc as MaxUnpoolingOperatorDesc
+from dmljax._descriptors.pooling import UnfoldOperatorDesc as UnfoldOperatorDesc
 from dmljax._descriptors.random_generator import RandomGeneratorOperatorDesc as RandomGeneratorOperatorDesc
 from dmljax._descriptors.random_generator import RandomGeneratorType as RandomGeneratorType
 from dmljax._descriptors.resample import InterpolationMode as InterpolationMode
@@ -103,12 +107,15 @@ __all__ = [
     "DepthToSpaceOperatorDesc",
     "FeatureLevel",
     "FillValueSequenceOperatorDesc",
+    "FoldOperatorDesc",
     "GatherElementsOperatorDesc",
     "GatherNDOperatorDesc",
     "GatherOperatorDesc",
     "IndexMode",
     "InterpolationMode",
     "JoinOperatorDesc",
+    "MaxPooling2OperatorDesc",
+    "MaxUnpoolingOperatorDesc",
     "NonzeroCoordinatesOperatorDesc",
     "OneHotOperatorDesc",
     "PaddingOperatorDesc",
@@ -131,6 +138,7 @@ __all__ = [
     "TensorDesc",
     "TileOperatorDesc",
     "TopKOperatorDesc",
+    "UnfoldOperatorDesc",
     "ValidationError",
     "advance",
     "argmax",

@@ -130,7 +130,7 @@ import dmljax
 rng = np.random.default_rng(0)
 x = (rng.standard_normal((8, 2, 9, 7)) * 10.0 ** rng.integers(-6, 8, (8, 2, 9, 7))).astype(np.float32)
 args = ((3, 3), (1, 2), (1, 1), (1, 1), (1, 0))
-mesh = jax.make_mesh((jax.device_count(),), ("b",))
+mesh = jax.make_mesh((jax.device_count(),), ("b",), axis_types=(jax.sharding.AxisType.Auto,))
 xs = jax.device_put(x, NamedSharding(mesh, P("b")))
 cols = jax.jit(lambda v: dmljax.unfold(v, *args))(xs)
 folded = jax.jit(lambda c: dmljax.fold(c, (9, 7), *args))(cols * 3.0)
