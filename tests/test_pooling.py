@@ -6,6 +6,7 @@ plane, ours into the whole input), gradients (the ordered add in output row-majo
 compared with a float32 loop), the index checks and the validation errors.
 """
 
+import ast
 import re
 
 import jax
@@ -197,3 +198,34 @@ def test_max_unpool_bad_arguments():
         dmljax.max_unpool(x, np.zeros((1, 1, 2), np.int32), (1, 4))
     with pytest.raises(dmljax.ValidationError, match="max_unpool.*indices.shape"):
         dmljax.max_unpool(x, np.zeros((1, 2), np.int32), (1, 1, 4))
+
+
+@pytest.mark.slow
+def test_every_pooling_and_fold_contender_computes_what_dmljax_computes():
+    """Values and indices bit for bit; gradients and fold: sums in another order (close)."""
+    from dmljax.bench import vision
+    from dmljax.bench._harness import block
+
+    built = [c for c in vision.cases([8192]) if not c.name.startswith("resample")]
+    assert [c.name.split()[0] for c in built] == ["max_pool_with_indices"] * 2 + ["max_unpool", "unfold", "fold"]
+    for case in built:
+        ours = block(case.contenders["dmljax"]())
+        ours = [np.asarray(a) for a in (ours if isinstance(ours, tuple) else (ours,))]
+        for name, fn in case.contenders.items():
+            theirs = fn()
+            theirs = [
+                np.asarray(block(a) if name != "torch" else a)
+                for a in (theirs if isinstance(theirs, tuple) else (theirs,))
+            ]
+            if "bwd" in case.name and name == "torch":  # torch's cotangent is ones
+                continue
+            if "max_pool" in case.name and "fwd" in case.name and name == "torch":  # indices per (n, c) plane
+                n, c, h, w = ast.literal_eval(case.name[case.name.index("(") : case.name.index(")") + 1])
+                base = np.arange(n * c).reshape(n, c, 1, 1) * (h * w)
+                np.testing.assert_array_equal(ours[0], theirs[0], err_msg=case.name)
+                np.testing.assert_array_equal(ours[1], theirs[1] + base, err_msg=case.name)
+                continue
+            if "bwd" in case.name or "fold" == case.name.split()[0]:
+                np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-5, atol=1e-5, err_msg=f"{case.name}: {name}")
+            else:
+                np.testing.assert_array_equal(ours[0], theirs[0], err_msg=f"{case.name}: {name}")

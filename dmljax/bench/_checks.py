@@ -295,6 +295,8 @@ CHECKS: list[tuple[str, Callable[[], str]]] = [
     ("top_k, arg_reduce", movement.check_top_k_arg_reduce),
     ("one_hot, nonzero", movement.check_one_hot_nonzero),
     ("resample", vision.check_resample),
+    ("pooling", vision.check_pooling),
+    ("folds", vision.check_folds),
     ("random_generator", check_random_generator),
     ("distributions", check_distributions),
     ("compile_operator", check_compile_operator),
