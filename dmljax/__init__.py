@@ -19,6 +19,9 @@ from dmljax._descriptors.feature_levels import FeatureLevel as FeatureLevel
 from dmljax._descriptors.fill_value_sequence import FillValueSequenceOperatorDesc as FillValueSequenceOperatorDesc
 from dmljax._descriptors.gather import GatherOperatorDesc as GatherOperatorDesc
 from dmljax._descriptors.gather_elements import GatherElementsOperatorDesc as GatherElementsOperatorDesc
+from dmljax._descriptors.generators import DiagonalMatrix1OperatorDesc as DiagonalMatrix1OperatorDesc
+from dmljax._descriptors.generators import DiagonalMatrixOperatorDesc as DiagonalMatrixOperatorDesc
+from dmljax._descriptors.generators import FillValueConstantOperatorDesc as FillValueConstantOperatorDesc
 from dmljax._descriptors.join_split import JoinOperatorDesc as JoinOperatorDesc
 from dmljax._descriptors.join_split import SplitOperatorDesc as SplitOperatorDesc
 from dmljax._descriptors.nd import GatherNDOperatorDesc as GatherNDOperatorDesc
@@ -65,6 +68,8 @@ from dmljax._ops.index.slice_grad import slice_grad as slice_grad
 from dmljax._ops.movement.depth_space import depth_to_space as depth_to_space
 from dmljax._ops.movement.depth_space import space_to_depth as space_to_depth
 from dmljax._ops.movement.fill_value_sequence import fill_value_sequence as fill_value_sequence
+from dmljax._ops.movement.generators import diagonal_matrix as diagonal_matrix
+from dmljax._ops.movement.generators import fill_value_constant as fill_value_constant
 from dmljax._ops.movement.join_split import join as join
 from dmljax._ops.movement.join_split import split_tensor as split_tensor
 from dmljax._ops.movement.one_hot import one_hot as one_hot
@@ -105,7 +110,10 @@ __all__ = [
     "CumulativeSummationOperatorDesc",
     "DataType",
     "DepthToSpaceOperatorDesc",
+    "DiagonalMatrix1OperatorDesc",
+    "DiagonalMatrixOperatorDesc",
     "FeatureLevel",
+    "FillValueConstantOperatorDesc",
     "FillValueSequenceOperatorDesc",
     "FoldOperatorDesc",
     "GatherElementsOperatorDesc",
@@ -150,7 +158,9 @@ __all__ = [
     "cumulative_product",
     "cumulative_sum",
     "depth_to_space",
+    "diagonal_matrix",
     "dropout",
+    "fill_value_constant",
     "fill_value_sequence",
     "fold",
     "fold_in",

@@ -297,6 +297,7 @@ CHECKS: list[tuple[str, Callable[[], str]]] = [
     ("resample", vision.check_resample),
     ("pooling", vision.check_pooling),
     ("folds", vision.check_folds),
+    ("generators", vision.check_generators),
     ("random_generator", check_random_generator),
     ("distributions", check_distributions),
     ("compile_operator", check_compile_operator),

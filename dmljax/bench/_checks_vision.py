@@ -14,7 +14,7 @@ import numpy as np
 
 import dmljax
 
-__all__ = ["check_folds", "check_pooling", "check_resample"]
+__all__ = ["check_folds", "check_generators", "check_pooling", "check_resample"]
 
 
 def check_resample() -> str:
@@ -73,3 +73,14 @@ def check_folds() -> str:
     if not np.array_equal(counts, np.outer(rows, columns).astype(np.float32)):
         raise AssertionError(f"fold of ones gives {counts}, not the windows' counts")
     return "unfold = reshape, fold = its inverse, fold of ones counts the windows"
+
+
+def check_generators() -> str:
+    """diagonal_matrix = np.eye (offsets -1, 0, 2; a batch); fill_value_constant = np.full."""
+    for k in (-1, 0, 2):
+        got = np.asarray(dmljax.diagonal_matrix((2, 3, 4), "float32", k, 2.5))
+        if not np.array_equal(got, np.broadcast_to(np.eye(3, 4, k, np.float32) * 2.5, (2, 3, 4))):
+            raise AssertionError(f"diagonal_matrix offset {k} differs from np.eye")
+    if not np.array_equal(np.asarray(dmljax.fill_value_constant((2, 3), "int16", -7)), np.full((2, 3), -7, np.int16)):
+        raise AssertionError("fill_value_constant differs from np.full")
+    return "diagonal_matrix = np.eye (offsets -1, 0, 2), fill_value_constant = np.full"

@@ -16,7 +16,8 @@ select-and-scatter, no order) and torch's ``max_pool2d(return_indices=True)``;
 `max_unpool` against an XLA scatter (``.at[].set``) and torch's ``max_unpool2d``;
 `unfold` against ``lax.conv_general_dilated_patches`` (HIGHEST precision: exact) and
 torch's ``unfold``; `fold` against the patches' transpose (XLA's convolution, sums in its
-own order) and torch's ``fold``.
+own order) and torch's ``fold``. The generators `diagonal_matrix` (EyeLike) and
+`fill_value_constant` against ``jnp.eye`` and ``jnp.full``.
 """
 
 from __future__ import annotations
@@ -177,10 +178,27 @@ def _pool_cases(x: np.ndarray) -> list[Case]:
     ]
 
 
+def _generator_cases(shape: tuple[int, ...]) -> list[Case]:
+    nbytes = 4 * math.prod(shape)
+    eye = {
+        "dmljax": lambda: jax.jit(dmljax.diagonal_matrix, static_argnums=(0, 1, 2))(shape, "float32", 1),
+        "jnp.eye": lambda: jax.jit(lambda: jnp.broadcast_to(jnp.eye(shape[-2], shape[-1], 1), shape))(),
+    }
+    full = {
+        "dmljax": lambda: jax.jit(dmljax.fill_value_constant, static_argnums=(0, 1, 2))(shape, "float32", 0.5),
+        "jnp.full": lambda: jax.jit(lambda: jnp.full(shape, 0.5, jnp.float32))(),
+    }
+    return [
+        Case(GROUP, f"diagonal_matrix {shape}", nbytes, eye, "jnp.eye"),
+        Case(GROUP, f"fill_value_constant {shape}", nbytes, full, "jnp.full"),
+    ]
+
+
 def cases(sizes_bytes: Sequence[int]) -> list[Case]:
     """Nearest and bilinear resampling by 2, forward and backward; pooling, unpooling and folds; at each size."""
     out: list[Case] = []
     for nbytes in sizes_bytes:
         x = np.random.default_rng(nbytes).standard_normal(_nchw(nbytes), dtype=np.float32)
-        out += sized(_resample_cases(x, "nearest") + _resample_cases(x, "linear") + _pool_cases(x), x.nbytes)
+        built = _resample_cases(x, "nearest") + _resample_cases(x, "linear") + _pool_cases(x)
+        out += sized(built + _generator_cases(x.shape), x.nbytes)
     return out
