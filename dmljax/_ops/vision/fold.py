@@ -13,7 +13,8 @@ offset into the output, in that order, each element once per plane (no scatter, 
 reassociation: the same bits on every platform and device count).
 
 `unfold`'s reverse-mode derivative is `fold` exactly (``jax.custom_vjp``; forward mode is
-not available for `unfold`); `fold`'s is `unfold` (pads and slices: exact).
+not available for `unfold`); `fold`'s is `unfold` (pads and slices: exact). Design note:
+docs/design/pooling-and-folds.md.
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ windows gives no order. Forward mode (``jax.jvp``) is not available.
 
 `max_unpool` writes ``x``'s elements at flat offsets into the whole output; where several
 land on one element the last in row-major order wins (a scatter-max of their positions,
-then one gather: exact whatever order XLA's scatter uses).
+then one gather: exact whatever order XLA's scatter uses). Design note:
+docs/design/pooling-and-folds.md.
 """
 
 from __future__ import annotations
