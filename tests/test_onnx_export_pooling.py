@@ -67,3 +67,17 @@ def test_unfold_and_max_unpool_export_equal_jax():
 
     model = dmljax.onnx.export(unpool, np.asarray(v), np.asarray(i))
     assert run(model, np.asarray(v), np.asarray(i))[0].tobytes() == np.asarray(jax.jit(unpool)(v, i)).tobytes()
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "uint16"])
+def test_integer_max_pool_exports_equal_jax(dtype):
+    """int8/uint8: MaxPool; other integer types (no MaxPool kernel): the offset loop."""
+    x = np.random.default_rng(3).integers(0, 50, (1, 2, 5, 6)).astype(dtype)
+
+    def fn(v):
+        return dmljax.max_pool_with_indices(v, 2, 1, 1, 0)
+
+    model = dmljax.onnx.export(fn, x)
+    assert ("MaxPool" in [n.op_type for n in model.graph.node]) == (dtype in ("int8", "uint8"))
+    for got, want in zip(run(model, x), jax.jit(fn)(x), strict=True):
+        np.testing.assert_array_equal(got, np.asarray(want))

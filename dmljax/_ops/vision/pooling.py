@@ -50,6 +50,8 @@ from dmljax._ops.vision.windows import WindowSpec, check_windows
 __all__ = ["max_pool_validated", "max_pool_with_indices", "max_unpool", "max_unpool_validated", "pool_spec"]
 
 _SIGNED = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
+# The types ONNX MaxPool takes (opset 12; 16-bit floats exported through float32): the marker's.
+_ONNX_MAX_POOL_TYPES = frozenset(np.dtype(t) for t in ("float32", "float16", "bfloat16", "float64", "int8", "uint8"))
 
 
 def pool_spec(
@@ -125,7 +127,7 @@ def max_pool_with_indices(
 def max_pool_validated(x: jax.Array, spec: WindowSpec) -> tuple[jax.Array, jax.Array]:
     """`max_pool_with_indices` on validated arguments: no checks."""
     values, indices = _pool_jit(x, spec)
-    if not traced(values, x):
+    if not traced(values, x) or np.dtype(x.dtype) not in _ONNX_MAX_POOL_TYPES:  # else: the export keeps the loop
         return values, indices
     params = dict(window=spec.window, strides=spec.strides, dilations=spec.dilations)
     pads = dict(start_padding=spec.start_padding, end_padding=spec.end_padding)
@@ -137,9 +139,9 @@ def max_pool_validated(x: jax.Array, spec: WindowSpec) -> tuple[jax.Array, jax.A
 def _keys(x: jax.Array) -> jax.Array:
     """Integer keys in the pooling order, from the bits: ``-0.0`` ties ``0.0``, NaN above all."""
     if x.dtype == np.bool_:
-        return x.astype(np.uint8)
-    if not jnp.issubdtype(x.dtype, jnp.floating):
-        return x
+        return x.astype(np.int32)
+    if not jnp.issubdtype(x.dtype, jnp.floating):  # 8/16-bit integers widened: the same order
+        return x.astype(np.int32) if x.dtype.itemsize < 4 else x
     signed = _SIGNED[x.dtype.itemsize]
     bits = lax.bitcast_convert_type(x, signed)
     top = int(np.iinfo(signed).max)  # type: ignore[type-var]
