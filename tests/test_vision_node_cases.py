@@ -158,6 +158,8 @@ def test_generator_descriptors():
     run = compile_operator(DiagonalMatrix1OperatorDesc(x, x, "float32", -2.5, 0, 1), "5.1")
     got = run(jnp.arange(6, dtype=jnp.float32))
     np.testing.assert_array_equal(np.asarray(got).reshape(2, 3), [[-2.5, 1, 2], [3, -2.5, 5]])
+    page = compile_operator(FillValueConstantOperatorDesc(TensorDesc("float32", (1, 1, 2, 4)), "float32", 13.0))()
+    assert np.asarray(page).tolist() == [13.0] * 8  # the page's example
     fill = compile_operator(FillValueConstantOperatorDesc(TensorDesc("uint8", (1, 1, 2, 2)), "uint8", 255), "2.1")()
     assert np.asarray(fill).tolist() == [255] * 4
     with pytest.raises(ValidationError, match="value_data_type"):

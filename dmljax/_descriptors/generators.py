@@ -35,9 +35,9 @@ __all__ = [
 ]
 
 # DML_DIAGONAL_MATRIX's page: introduced in 2.0, 4 dimensions, FLOAT32/FLOAT16; from 2.1
-# the 32/16/8-bit integer types too. FILL_VALUE_CONSTANT (2.1) and DIAGONAL_MATRIX1 (5.1,
-# DirectML 1.9): their tables were not available here (the 2.1 types, 4 dimensions for
-# FILL_VALUE_CONSTANT, 2 to 4 for DIAGONAL_MATRIX1): to check against the pages.
+# the 32/16/8-bit integer types too. FILL_VALUE_CONSTANT's page: introduced in 2.1, 4
+# dimensions, the 32/16/8-bit types. DIAGONAL_MATRIX1 (5.1, DirectML 1.9): its table was
+# not available here (the 2.1 types, 2 to 4 dimensions): to check against the page.
 DIAGONAL_MATRIX_SUPPORT = (
     SupportRow(FeatureLevel.FL_2_0, (4, 4), (DataType.FLOAT32, DataType.FLOAT16)),
     SupportRow(FeatureLevel.FL_2_1, (4, 4), FL2_1_DATA_TYPES),
