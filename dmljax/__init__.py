@@ -48,6 +48,8 @@ from dmljax._ops.index.slice_grad import slice_grad as slice_grad
 from dmljax._ops.movement.depth_space import depth_to_space as depth_to_space
 from dmljax._ops.movement.depth_space import space_to_depth as space_to_depth
 from dmljax._ops.movement.fill_value_sequence import fill_value_sequence as fill_value_sequence
+from dmljax._ops.movement.generators import diagonal_matrix as diagonal_matrix
+from dmljax._ops.movement.generators import fill_value_constant as fill_value_constant
 from dmljax._ops.movement.join_split import join as concatenate
 from dmljax._ops.movement.join_split import split_tensor as split_tensor
 from dmljax._ops.movement.one_hot import one_hot as one_hot
@@ -60,6 +62,10 @@ from dmljax._ops.selection.arg_reduce import argmax as argmax
 from dmljax._ops.selection.arg_reduce import argmin as argmin
 from dmljax._ops.selection.nonzero import nonzero_coordinates as nonzero_coordinates
 from dmljax._ops.selection.topk import top_k as top_k
+from dmljax._ops.vision.fold import fold as fold
+from dmljax._ops.vision.fold import unfold as unfold
+from dmljax._ops.vision.pooling import max_pool_with_indices as max_pool_with_indices
+from dmljax._ops.vision.pooling import max_unpool as max_unpool
 from dmljax._ops.vision.resample import resample as resample
 from dmljax._ops.vision.resample import resample_grad as resample_grad
 from dmljax._transforms.deterministic import deterministic as deterministic
@@ -78,10 +84,15 @@ __all__ = [
     "cumulative_sum",
     "depth_to_space",
     "deterministic",
+    "diagonal_matrix",
+    "fill_value_constant",
     "fill_value_sequence",
+    "fold",
     "gather",
     "gather_elements",
     "gather_nd",
+    "max_pool_with_indices",
+    "max_unpool",
     "nonzero_coordinates",
     "one_hot",
     "packed_strides",
@@ -104,6 +115,7 @@ __all__ = [
     "split_tensor",
     "tile",
     "top_k",
+    "unfold",
     "write_tensor",
 ]
 

@@ -33,6 +33,9 @@ from dmljax._descriptors.feature_levels import FeatureLevel as FeatureLevel
 from dmljax._descriptors.fill_value_sequence import FillValueSequenceOperatorDesc as FillValueSequenceOperatorDesc
 from dmljax._descriptors.gather import GatherOperatorDesc as GatherOperatorDesc
 from dmljax._descriptors.gather_elements import GatherElementsOperatorDesc as GatherElementsOperatorDesc
+from dmljax._descriptors.generators import DiagonalMatrix1OperatorDesc as DiagonalMatrix1OperatorDesc
+from dmljax._descriptors.generators import DiagonalMatrixOperatorDesc as DiagonalMatrixOperatorDesc
+from dmljax._descriptors.generators import FillValueConstantOperatorDesc as FillValueConstantOperatorDesc
 from dmljax._descriptors.join_split import JoinOperatorDesc as JoinOperatorDesc
 from dmljax._descriptors.join_split import SplitOperatorDesc as SplitOperatorDesc
 from dmljax._descriptors.nd import GatherNDOperatorDesc as GatherNDOperatorDesc
@@ -40,6 +43,10 @@ from dmljax._descriptors.nd import ScatterNDOperatorDesc as ScatterNDOperatorDes
 from dmljax._descriptors.nonzero import NonzeroCoordinatesOperatorDesc as NonzeroCoordinatesOperatorDesc
 from dmljax._descriptors.one_hot import OneHotOperatorDesc as OneHotOperatorDesc
 from dmljax._descriptors.padding import PaddingOperatorDesc as PaddingOperatorDesc
+from dmljax._descriptors.pooling import FoldOperatorDesc as FoldOperatorDesc
+from dmljax._descriptors.pooling import MaxPooling2OperatorDesc as MaxPooling2OperatorDesc
+from dmljax._descriptors.pooling import MaxUnpoolingOperatorDesc as MaxUnpoolingOperatorDesc
+from dmljax._descriptors.pooling import UnfoldOperatorDesc as UnfoldOperatorDesc
 from dmljax._descriptors.random_generator import RandomGeneratorOperatorDesc as RandomGeneratorOperatorDesc
 from dmljax._descriptors.random_generator import RandomGeneratorType as RandomGeneratorType
 from dmljax._descriptors.resample import InterpolationMode as InterpolationMode
@@ -66,13 +73,19 @@ __all__ = [
     "CumulativeProductOperatorDesc",
     "CumulativeSummationOperatorDesc",
     "DepthToSpaceOperatorDesc",
+    "DiagonalMatrix1OperatorDesc",
+    "DiagonalMatrixOperatorDesc",
     "FeatureLevel",
+    "FillValueConstantOperatorDesc",
     "FillValueSequenceOperatorDesc",
+    "FoldOperatorDesc",
     "GatherElementsOperatorDesc",
     "GatherNDOperatorDesc",
     "GatherOperatorDesc",
     "InterpolationMode",
     "JoinOperatorDesc",
+    "MaxPooling2OperatorDesc",
+    "MaxUnpoolingOperatorDesc",
     "NonzeroCoordinatesOperatorDesc",
     "OneHotOperatorDesc",
     "PaddingOperatorDesc",
@@ -94,5 +107,6 @@ __all__ = [
     "SplitOperatorDesc",
     "TileOperatorDesc",
     "TopKOperatorDesc",
+    "UnfoldOperatorDesc",
     "compile_operator",
 ]

@@ -755,4 +755,90 @@ def xla_scatter_in_order(operand, indices, updates, dnums, mode: str, combine=np
         for d, u in zip(window_dims, dnums.update_window_dims, strict=True):
             target[d] += u_index[u]
         out[tuple(target)] = combine(out[tuple(target)], updates[u_index])
+
+
+def _window_positions(spatial, window, strides, dilations, start_padding, end_padding):
+    """Per block (row-major), per window offset (row-major): the input coordinate, or None (padding)."""
+    blocks = [
+        (n + a + b - d * (k - 1) - 1) // s + 1
+        for n, k, s, d, a, b in zip(spatial, window, strides, dilations, start_padding, end_padding, strict=True)
+    ]
+    for block in itertools.product(*(range(b) for b in blocks)):
+        taps = []
+        for offset in itertools.product(*(range(k) for k in window)):
+            coord = tuple(
+                o * s + j * d - a
+                for o, s, j, d, a in zip(block, strides, offset, dilations, start_padding, strict=True)
+            )
+            inside = all(0 <= c < n for c, n in zip(coord, spatial, strict=True))
+            taps.append(coord if inside else None)
+        yield block, taps
+    return blocks
+
+
+def max_pool(x: np.ndarray, window, strides, dilations, start_padding, end_padding):
+    """DML_MAX_POOLING2 by loops: row-major offsets, a strictly greater value (NaN above all) replaces."""
+    n_, c_ = x.shape[:2]
+    spatial = x.shape[2:]
+    args = (spatial, window, strides, dilations, start_padding, end_padding)
+    blocks = [
+        (n + a + b - d * (k - 1) - 1) // s + 1
+        for n, k, s, d, a, b in zip(spatial, window, strides, dilations, start_padding, end_padding, strict=True)
+    ]
+    values = np.zeros((n_, c_, *blocks), x.dtype)
+    indices = np.zeros((n_, c_, *blocks), np.int64)
+    for n in range(n_):
+        for c in range(c_):
+            for block, taps in _window_positions(*args):
+                best = None
+                for coord in taps:
+                    if coord is None:
+                        continue
+                    v = x[(n, c, *coord)]
+                    if best is None or (not np.isnan(x[best]) and (np.isnan(v) or v > x[best])):
+                        best = (n, c, *coord)
+                values[(n, c, *block)] = x[best]
+                indices[(n, c, *block)] = np.ravel_multi_index(best, x.shape)
+    return values, indices
+
+
+def max_unpool(x: np.ndarray, indices: np.ndarray, output_shape) -> np.ndarray:
+    """onnxruntime's MaxUnpool loop: ``y.flat[indices[i]] = x.flat[i]`` in row-major order."""
+    y = np.zeros(int(np.prod(output_shape)), x.dtype)
+    for i, target in enumerate(indices.reshape(-1)):
+        y[int(target)] = x.reshape(-1)[i]
+    return y.reshape(output_shape)
+
+
+def unfold(x: np.ndarray, window, strides, dilations, start_padding, end_padding) -> np.ndarray:
+    """torch's unfold / DML_UNFOLD by loops: (N, C * prod(window), blocks), channel slowest."""
+    n_, c_ = x.shape[:2]
+    args = (x.shape[2:], window, strides, dilations, start_padding, end_padding)
+    columns = list(_window_positions(*args))
+    k = int(np.prod(window))
+    out = np.zeros((n_, c_ * k, len(columns)), x.dtype)
+    for n in range(n_):
+        for c in range(c_):
+            for b, (_, taps) in enumerate(columns):
+                for j, coord in enumerate(taps):
+                    if coord is not None:
+                        out[n, c * k + j, b] = x[(n, c, *coord)]
+    return out
+
+
+def fold(cols: np.ndarray, output_spatial, window, strides, dilations, start_padding, end_padding) -> np.ndarray:
+    """ONNX Col2Im's reference / onnxruntime / torch col2im loop: offsets outer, blocks inner, ``+=``."""
+    n_ = cols.shape[0]
+    k = int(np.prod(window))
+    c_ = cols.shape[1] // k
+    args = (tuple(output_spatial), window, strides, dilations, start_padding, end_padding)
+    columns = list(_window_positions(*args))
+    out = np.zeros((n_, c_, *output_spatial), cols.dtype)
+    for n in range(n_):
+        for c in range(c_):
+            for j in range(k):
+                for b, (_, taps) in enumerate(columns):
+                    coord = taps[j]
+                    if coord is not None:
+                        out[(n, c, *coord)] = out[(n, c, *coord)] + cols[n, c * k + j, b]
     return out

@@ -333,7 +333,7 @@ def test_every_vision_contender_computes_what_dmljax_computes():
     from dmljax.bench import vision
     from dmljax.bench._harness import block
 
-    built = vision.cases([8192])
+    built = [c for c in vision.cases([8192]) if c.name.startswith("resample")]  # pooling: tests/test_pooling.py
     assert {c.group for c in built} == {"vision"} and len(built) == 4
     for case in built:
         ours = np.asarray(block(case.contenders["dmljax"]()))

@@ -91,14 +91,14 @@ def _sized_cases(nbytes: int) -> list[Case]:
     built = [
         Case(
             GROUP,
-            f"deterministic message passing step {nodes} nodes {edges} edges",
+            f"deterministic message passing step {nodes} nodes, edge features ({edges}, {FEATURES})",
             moved,
             _contenders(step, (params, *graph)),
             "plain",
         ),  # fmt: skip
         Case(
             GROUP,
-            f"deterministic embedding gradient {vocab} rows {edges} ids",
+            f"deterministic embedding gradient {vocab} rows, id features ({edges}, {FEATURES})",
             2 * edges * FEATURES * 4,
             _contenders(embedding_gradient, embed_args),
             "plain",

@@ -29,7 +29,7 @@ from dmljax.onnx._ordered import (
 )
 from dmljax.onnx._primitives import EXPORT_PRIMITIVES
 from dmljax.onnx._rewrite import check_marker
-from dmljax.onnx._vision import lower_resample
+from dmljax.onnx._vision import lower_fold, lower_max_pool_indices, lower_max_pool_values, lower_resample
 
 __all__ = ["PLUGINS"]
 
@@ -46,6 +46,9 @@ _LOWERINGS = {
     "arg_reduce": lower_arg_reduce,
     "one_hot": lower_one_hot,
     "resample": lower_resample,
+    "max_pool_values": lower_max_pool_values,
+    "max_pool_indices": lower_max_pool_indices,
+    "fold": lower_fold,
     "read_tensor": lower_read_tensor,
     "write_tensor": lower_write_tensor,
 }
@@ -100,6 +103,9 @@ PLUGINS = (
     _plugin(_P["arg_reduce"], lower_arg_reduce, "arg_reduce", ("TopK", "Transpose", "Reshape", "Slice")),
     _plugin(_P["one_hot"], lower_one_hot, "one_hot", ("Equal", "Where")),
     _plugin(_P["resample"], lower_resample, "resample", ("Resize", "Cast")),
+    _plugin(_P["max_pool_values"], lower_max_pool_values, "max_pool_values", ("MaxPool", "Cast")),
+    _plugin(_P["max_pool_indices"], lower_max_pool_indices, "max_pool_indices", ("MaxPool", "Cast")),
+    _plugin(_P["fold"], lower_fold, "fold", ("Col2Im",)),
     _plugin(_P["read_tensor"], lower_read_tensor, "read_tensor", ("Reshape", "Transpose", "Slice", "Concat", "Expand")),
     _plugin(_P["write_tensor"], lower_write_tensor, "write_tensor", ("Reshape", "Transpose", "Concat", "Slice")),
     _plugin(MARK_P, _lower_mark, "mark", ("Identity",)),

@@ -33,6 +33,14 @@ def _primitive(name: str, abstract_eval: Any) -> jax.extend.core.Primitive:
     return prim
 
 
+def _pooled(shape: tuple[int, ...], p: dict[str, Any]) -> tuple[int, ...]:
+    """Max pooling's output shape: ONNX's formula with dilations."""
+    windows = zip(
+        shape[2:], p["window"], p["strides"], p["dilations"], p["start_padding"], p["end_padding"], strict=True
+    )
+    return tuple(shape[:2]) + tuple((n + a + b - d * (k - 1) - 1) // s + 1 for n, k, s, d, a, b in windows)
+
+
 # Marker op name -> its export-only primitive (operands: the marker's operands after the first).
 EXPORT_PRIMITIVES: dict[str, jax.extend.core.Primitive] = {
     "gather": _primitive(
@@ -81,6 +89,14 @@ EXPORT_PRIMITIVES: dict[str, jax.extend.core.Primitive] = {
         "resample",
         lambda x, *, scales, **p: _shaped(
             tuple(int(np.floor(np.float32(n) * np.float32(s))) for n, s in zip(x.shape, scales, strict=True)), x.dtype
+        ),
+    ),
+    "max_pool_values": _primitive("max_pool_values", lambda x, **p: _shaped(_pooled(x.shape, p), x.dtype)),
+    "max_pool_indices": _primitive("max_pool_indices", lambda x, **p: _shaped(_pooled(x.shape, p), np.uint32)),
+    "fold": _primitive(
+        "fold",
+        lambda cols, *, spatial, window, **p: _shaped(
+            cols.shape[:1] + (cols.shape[1] // int(np.prod(window)),) + spatial, cols.dtype
         ),
     ),
     "slice1": _primitive("slice1", lambda x, **window: _shaped(window["output_sizes"], x.dtype)),

@@ -22,7 +22,7 @@ winner is the last update whose bits equal the result's: an update after the las
 taken is strictly worse than the result, so not equal to it; the one taken is. As
 `dmljax._ops.ordered.extremal`: ties are not shared, every other element gets exactly zero.
 
-Only for one XLA CPU device (`dmljax._ops.ordered.reductions.cpu_scatter_in_order`, under
+Only for one XLA CPU device (`dmljax._ops.ordered.reductions.choose_formulation`, under
 `dmljax._core.platform.cpu_or_plain`): elsewhere a scatter combines in no defined order.
 """
 
