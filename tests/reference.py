@@ -755,6 +755,7 @@ def xla_scatter_in_order(operand, indices, updates, dnums, mode: str, combine=np
         for d, u in zip(window_dims, dnums.update_window_dims, strict=True):
             target[d] += u_index[u]
         out[tuple(target)] = combine(out[tuple(target)], updates[u_index])
+    return out
 
 
 def _window_positions(spatial, window, strides, dilations, start_padding, end_padding):

@@ -154,6 +154,16 @@ def test_the_gradient_of_cumulative_product_exports(axis, reverse, exclusive):
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
 
 
+def test_a_bfloat16_reduction_is_refused_by_name():
+    """The bfloat16 gradient of cumulative_prod sums with jax's reduce_sum, which onnxruntime
+    has no bfloat16 kernel for: refused before the model is written (it failed at session creation)."""
+    x = (np.random.default_rng(394).standard_normal((3, 5)) + 1).astype(jnp.bfloat16)
+    weights = jnp.arange(15.0, dtype=jnp.bfloat16).reshape(3, 5)
+    grad = jax.grad(lambda v: (dmljax.cumulative_prod(v, 1) * weights).sum())
+    with pytest.raises(dmljax.ValidationError, match=r"jax\.lax\.reduce_sum: operand\.dtype must not be bfloat16"):
+        dmljax.onnx.export(grad, x)
+
+
 def test_a_reverse_scan_exports_in_every_float_type():
     def fn(x):
         return jax.lax.scan(lambda c, v: (c * v, c - v), x[0], x[1:], reverse=True)  # nothing to contract

@@ -31,17 +31,23 @@ __all__ = [
     "available",
     "checkify_error_checks",
     "clamp_scatter_indices",
+    "custom_jvp_call_p",
+    "custom_vjp_call_p",
     "dce_jaxpr",
     "default_prng_impl_holder",
+    "flat_tree_with_aux",
+    "linear_util",
     "mlir_broadcast_in_dim",
     "prim_requires_devices_during_lowering",
     "prng_table",
+    "shard_map_p",
+    "symbolic_zero",
     "trace_state_clean",
 ]
 
 # The JAX versions every name below was checked against here (tests/test_jax_compat.py runs
 # on every JAX CI installs, the newest too, and names the version where one is missing).
-TESTED_JAX_VERSIONS = ("0.10.2",)
+TESTED_JAX_VERSIONS = ("0.10.2", "0.12.0.1")
 
 # name -> where it was looked for and the error, for each name this JAX lacks.
 MISSING: dict[str, str] = {}
@@ -106,5 +112,27 @@ checkify_error_checks = _resolve("checkify_error_checks", "jax._src.checkify", "
 # (`dmljax._random.prng_impl.register`). Fallback: None: the name is not registered with JAX.
 prng_table = _resolve("prng_table", "jax._src.random.prng", "prngs", None)
 default_prng_impl_holder = _resolve("default_prng_impl_holder", "jax._src.config", "default_prng_impl", None)
+
+# `dmljax.deterministic` (`dmljax._transforms.interpreter`) rebinds the primitives with nested
+# programs; none has a public home. Fallback: a stand-in that raises (a program holding that
+# primitive and a target cannot be rewritten).
+linear_util = _resolve("linear_util", "jax._src", "linear_util")
+symbolic_zero = _resolve("symbolic_zero", "jax.custom_derivatives", "SymbolicZero")
+custom_jvp_call_p = _resolve("custom_jvp_call_p", "jax._src.custom_derivatives", "custom_jvp_call_p", None)
+custom_vjp_call_p = _resolve("custom_vjp_call_p", "jax._src.custom_derivatives", "custom_vjp_call_p", None)
+shard_map_p = _resolve("shard_map_p", "jax._src.shard_map", "shard_map_p", None)
+
+
+def _flat_tree_with_aux() -> Any:
+    """``FlatTree.flatten(tree).with_aux(aux)``: a shard_map body's result (jax 0.10: in
+    ``jax._src.tree_util``; jax 0.12: the ``flatten`` of ``jax._src.flattree``)."""
+    try:
+        flatten = importlib.import_module("jax._src.tree_util").FlatTree.flatten
+    except (ImportError, AttributeError):
+        flatten = _resolve("flat_tree_with_aux", "jax._src.flattree", "flatten")
+    return lambda tree, aux: flatten(tree).with_aux(aux)
+
+
+flat_tree_with_aux = _flat_tree_with_aux()
 
 NAMES = tuple(name for name in __all__ if name not in ("MISSING", "NAMES", "TESTED_JAX_VERSIONS", "available"))

@@ -4,5 +4,4 @@
 - `interpreter`: the evaluator that binds a jaxpr again with its scatters ordered.
 - `flat_scatter`: a lax scatter of any dimension numbers as an ordered 1-D reduction.
 - `ordered_gather`: a lax gather whose transpose is that ordered scatter.
-- `jax_internals`: the JAX internals these need, imported in one place.
 """

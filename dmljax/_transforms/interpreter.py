@@ -34,8 +34,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from dmljax._core import jax_compat as internals
 from dmljax._core.errors import fail
-from dmljax._transforms import jax_internals as internals
 from dmljax._transforms.flat_scatter import ordered_scatter
 from dmljax._transforms.ordered_gather import ordered_gather_p, set_rewriter
 
@@ -179,7 +179,7 @@ _CONTROL: dict[str, Callable[..., list[Any]]] = {
 
 
 def _wrap(fun: Callable[..., Any], like: Any) -> Any:
-    return internals.lu.wrap_init(fun, debug_info=like.debug_info)
+    return internals.linear_util.wrap_init(fun, debug_info=like.debug_info)
 
 
 def _custom_jvp(eqn: Any, invals: list[Any]) -> list[Any]:
@@ -190,13 +190,13 @@ def _custom_jvp(eqn: Any, invals: list[Any]) -> list[Any]:
     def jvp(*xs: Any) -> list[Any]:  # jax's lift_jvp, with the rule's program evaluated here
         n = len(xs) // 2
         primals, tangents = xs[num_consts:n], xs[n + num_consts :]
-        zeros = [type(t) is internals.SymbolicZero for t in tangents]
+        zeros = [type(t) is internals.symbolic_zero for t in tangents]
         jvp_jaxpr, jvp_consts, out_zeros = jvp_jaxpr_fun.call_wrapped(*zeros)
-        nonzero = [t for t in tangents if type(t) is not internals.SymbolicZero]
+        nonzero = [t for t in tangents if type(t) is not internals.symbolic_zero]
         out = evaluate(jvp_jaxpr, list(jvp_consts), [*primals, *nonzero])
         out_primals, nz_out = out[: len(out_zeros)], iter(out[len(out_zeros) :])
         out_tangents = [
-            internals.SymbolicZero(jax.typeof(p).to_tangent_aval()) if z else next(nz_out)
+            internals.symbolic_zero(jax.typeof(p).to_tangent_aval()) if z else next(nz_out)
             for p, z in zip(out_primals, out_zeros, strict=True)
         ]
         return [*out_primals, *out_tangents]
@@ -251,7 +251,7 @@ def _shard_map(eqn: Any, invals: list[Any]) -> list[Any]:
     jaxpr, specs = params.pop("jaxpr"), params.pop("out_specs")
 
     def body(*xs: Any) -> Any:
-        return internals.FlatTree.flatten(evaluate(jaxpr, [], list(xs))).with_aux(specs)
+        return internals.flat_tree_with_aux(evaluate(jaxpr, [], list(xs)), specs)
 
     params["subfuns"] = (body,)
     params["debug_info"] = jaxpr.debug_info
@@ -259,8 +259,12 @@ def _shard_map(eqn: Any, invals: list[Any]) -> list[Any]:
 
 
 _CALLBACKS: dict[Any, Callable[[Any, list[Any]], list[Any]]] = {
-    internals.custom_jvp_call_p: _custom_jvp,
-    internals.custom_vjp_call_p: _custom_vjp,
-    internals.shard_map_p: _shard_map,
+    primitive: rule
+    for primitive, rule in (
+        (internals.custom_jvp_call_p, _custom_jvp),
+        (internals.custom_vjp_call_p, _custom_vjp),
+        (internals.shard_map_p, _shard_map),
+    )
+    if primitive is not None
 }
 set_rewriter(evaluate_closed)

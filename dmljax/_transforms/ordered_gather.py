@@ -26,9 +26,9 @@ from typing import Any
 import jax
 import jax.extend.core
 from jax import lax
-from jax._src import dispatch
 from jax.interpreters import ad, batching, mlir
 
+from dmljax._core import jax_compat
 from dmljax._transforms.flat_scatter import ordered_scatter
 
 __all__ = ["ordered_gather", "ordered_gather_p", "set_rewriter"]
@@ -105,7 +105,7 @@ def _batch(args: tuple, dims: tuple, **params: Any) -> tuple[jax.Array, int]:
     return _REWRITER[0](closed, list(args))[0], out_dim[0]
 
 
-ordered_gather_p.def_impl(functools.partial(dispatch.apply_primitive, ordered_gather_p))
+ordered_gather_p.def_impl(functools.partial(jax_compat.apply_primitive, ordered_gather_p))
 ordered_gather_p.def_effectful_abstract_eval(_abstract_eval)
 mlir.register_lowering(ordered_gather_p, mlir.lower_fun(_gather, multiple_results=False))
 ad.primitive_jvps[ordered_gather_p] = _jvp

@@ -30,7 +30,7 @@ from jax import lax
 
 from dmljax._core.errors import fail
 
-__all__ = ["BITCAST_OPSET", "check_name", "reformulate", "refuse_bitcasts"]
+__all__ = ["BITCAST_OPSET", "check_name", "reformulate", "refuse_bitcasts", "refuse_without_kernels"]
 
 BITCAST_OPSET = 26
 """The first opset with ONNX's BitCast (https://onnx.ai/onnx/operators/onnx__BitCast.html)."""
@@ -107,3 +107,19 @@ def check_name(eqn: Any) -> str:
     """The operator a ``checkify.check`` equation belongs to (its message's ``op:`` prefix), else checkify's."""
     found = _OP_NAME.search(str(eqn.params.get("err_tree", "")))
     return found.group(1) if found else "jax.experimental.checkify.check"
+
+
+# Reductions onnxruntime has no bfloat16 kernel for (its ReduceSum/ReduceProd/ReduceMax/ReduceMin
+# take float, double, float16 and integers); a float32 stand-in would round once where XLA
+# rounds otherwise, so such a model is refused rather than written unloadable.
+_NO_BF16_KERNEL = {"reduce_sum", "reduce_prod", "reduce_max", "reduce_min"}
+
+
+def refuse_without_kernels(eqns: Iterable[Any]) -> None:
+    """Refuse a bfloat16 reduction left in the exported jaxpr (no onnxruntime kernel: the session
+    could not be created), naming it, before the model is written."""
+    for eqn in eqns:
+        name = eqn.primitive.name
+        if name in _NO_BF16_KERNEL and np.dtype(eqn.invars[0].aval.dtype) == _BF16:
+            rule = "not be bfloat16 in an ONNX export (onnxruntime has no bfloat16 kernel for it)"
+            raise fail(f"jax.lax.{name}", "operand.dtype", rule, "bfloat16")

@@ -63,7 +63,7 @@ from dmljax.onnx._elementwise import (
     refuse_low_opset,
 )
 from dmljax.onnx._indexing import REDUCTION_OPSET
-from dmljax.onnx._kernels import check_name, reformulate, refuse_bitcasts
+from dmljax.onnx._kernels import check_name, reformulate, refuse_bitcasts, refuse_without_kernels
 from dmljax.onnx._layouts import slice_bounds
 from dmljax.onnx._marked import TOP_K_OPS, export_marker, hinted_top_k, is_exported, top_k_hints, top_k_nodes
 
@@ -497,4 +497,5 @@ def rewrite(closed: Any, opset: int = REDUCTION_OPSET["min"]) -> Any:
     jaxpr = _dce(new.jaxpr)
     refuse_low_opset(_eqns(jaxpr), opset)
     refuse_bitcasts(_eqns(jaxpr), opset)
+    refuse_without_kernels(_eqns(jaxpr))
     return jax.extend.core.ClosedJaxpr(jaxpr, new.consts)
