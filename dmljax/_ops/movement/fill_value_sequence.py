@@ -4,9 +4,11 @@ No input tensor: the output's shape, type, start and delta are static. The page 
 the operator as a loop, ``output[c] = value; value += delta`` over the coordinates in
 order, with ``value`` of the output's type. Integers: ``start + delta * i`` in the unsigned
 type of their width, equal to the loop's wrap-around modulo 2^bits, in parallel. Floats:
-the loop itself (`lax.scan` in the output type), because each addition rounds and
-``start + delta * i`` gives other bits; its cost is one step per element
-(docs/design/fill-value-sequence.md).
+each addition rounds, so ``start + delta * i`` gives other bits; the loop's own bits come
+from its runs of a constant step in units of the last place within each binade
+(`float_runs`, found on the host from the static start and delta), computed in parallel as
+integers and bitcast (docs/design/fill-value-sequence.md). `float_loop`, the loop as
+written, is the oracle.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from dmljax._core.dtypes import DataType, as_data_type, x64_enabled
 from dmljax._core.errors import fail
 from dmljax._core.limits import MAX_DIMENSIONS, MAX_TENSOR_ELEMENTS
 from dmljax._ops.common.static_args import static_ints
+from dmljax._ops.movement.float_runs import float_runs
 
-__all__ = ["check_scalar", "fill_value_sequence", "fill_value_sequence_validated"]
+__all__ = ["check_scalar", "fill_value_sequence", "fill_value_sequence_validated", "float_loop"]
 
 # The operator's output types (the page's tensor support table, feature levels 2.1 to 5.0).
 FILL_TYPES = tuple(DataType)[:11]
@@ -102,10 +105,31 @@ def fill_value_sequence_validated(shape: tuple[int, ...], dtype: np.dtype, start
         flat = i * np.asarray(delta % modulus, unsigned) + np.asarray(start % modulus, unsigned)
         flat = lax.bitcast_convert_type(flat, dtype) if dtype != unsigned else flat
     else:
-        step = np.asarray(delta, dtype)
-
-        def add(value: jax.Array, _: None) -> tuple[jax.Array, jax.Array]:
-            return value + step, value
-
-        _, flat = lax.scan(add, jnp.asarray(start, dtype), None, length=count)
+        flat = _float_sequence(count, dtype, start, delta)
     return jnp.reshape(flat, shape)
+
+
+def _float_sequence(count: int, dtype: np.dtype, start: float, delta: float) -> jax.Array:
+    """The float loop from its runs (`float_runs`): one wrapping multiply-add per element, then a bitcast."""
+    unsigned = np.dtype(f"uint{dtype.itemsize * 8}")
+    modulus = 2 ** (dtype.itemsize * 8)
+    pieces = []
+    for length, first, step in float_runs(count, dtype, start, delta):
+        base = np.asarray(first, unsigned)
+        if step == 0:
+            pieces.append(jnp.full((length,), base, unsigned))
+        else:
+            pieces.append(lax.iota(unsigned, length) * np.asarray(step % modulus, unsigned) + base)
+    flat = pieces[0] if len(pieces) == 1 else lax.concatenate(pieces, 0)
+    return lax.bitcast_convert_type(flat, dtype)
+
+
+def float_loop(count: int, dtype: np.dtype, start: float, delta: float) -> jax.Array:
+    """The page's float loop as written (`lax.scan` in ``dtype``, one step per element): the oracle of `float_runs`."""
+    step = np.asarray(delta, dtype)
+
+    def add(value: jax.Array, _: None) -> tuple[jax.Array, jax.Array]:
+        return value + step, value
+
+    _, flat = lax.scan(add, jnp.asarray(start, dtype), None, length=count)
+    return flat
