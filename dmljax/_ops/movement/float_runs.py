@@ -12,9 +12,9 @@ host, from the static ``start`` and ``delta``, with the type's own arithmetic (N
 scalars: IEEE round to nearest even, subnormals kept); each run is checked on two steps and
 ends before its prediction could touch the binade's lowest value (the one place a smaller
 binade's finer grid could round differently). A sequence that stops moving (``delta`` below
-half an ulp, an infinity, a NaN) is one constant run. The device then computes each element
-with one integer multiply-add (wrapping) and a bitcast, in parallel; there are a few runs
-per binade the sequence crosses, so their count grows with the logarithm of its length.
+half an ulp, an infinity, a NaN) is one constant run. The device then computes each run as
+``first + j * step`` in the type, in parallel (both exact within a binade); there are a few
+runs per binade the sequence crosses, so their count grows with the logarithm of its length.
 """
 
 from __future__ import annotations
