@@ -1,5 +1,27 @@
-"""dmljax: DirectML's tensor operators as pure, differentiable JAX functions."""
+"""dmljax: DirectML's tensor operators as pure, differentiable JAX functions.
 
+The top level holds the array functions (one per DirectML operator, named by the rule of
+docs/development.md), `IndexMode`, `ValidationError`, `config` and the buffer API
+(`TensorDesc`, `read_tensor`, `write_tensor`, ...); `dmljax.descriptors` holds DirectML's
+operator structs and `compile_operator`, `dmljax.random` the Philox keys and draws.
+
+Examples:
+  >>> import jax.numpy as jnp
+  >>> import dmljax
+  >>> dmljax.cumulative_prod(jnp.array([1.0, 2.0, 3.0, 4.0]))
+  Array([ 1.,  2.,  6., 24.], dtype=float32)
+  >>> dmljax.slice(jnp.arange(6), (0,), (6,), (-2,))
+  Array([5, 3, 1], dtype=int32)
+  >>> dmljax.random.split(dmljax.random.make_state(0)).shape
+  (2, 6)
+"""
+
+import sys
+import warnings
+from typing import Any
+
+from dmljax import descriptors as descriptors
+from dmljax import random as random
 from dmljax._buffers.strided import read_tensor as read_tensor
 from dmljax._buffers.strided import write_tensor as write_tensor
 from dmljax._buffers.tensor_desc import TensorDesc as TensorDesc
@@ -9,41 +31,6 @@ from dmljax._core.config import config as config
 from dmljax._core.dtypes import DataType as DataType
 from dmljax._core.errors import ValidationError as ValidationError
 from dmljax._core.version import __version__ as __version__
-from dmljax._descriptors.axis_direction import AxisDirection as AxisDirection
-from dmljax._descriptors.compile import compile_operator as compile_operator
-from dmljax._descriptors.cumulative import CumulativeProductOperatorDesc as CumulativeProductOperatorDesc
-from dmljax._descriptors.cumulative import CumulativeSummationOperatorDesc as CumulativeSummationOperatorDesc
-from dmljax._descriptors.depth_space import DepthToSpaceOperatorDesc as DepthToSpaceOperatorDesc
-from dmljax._descriptors.depth_space import SpaceToDepthOperatorDesc as SpaceToDepthOperatorDesc
-from dmljax._descriptors.feature_levels import FeatureLevel as FeatureLevel
-from dmljax._descriptors.fill_value_sequence import FillValueSequenceOperatorDesc as FillValueSequenceOperatorDesc
-from dmljax._descriptors.gather import GatherOperatorDesc as GatherOperatorDesc
-from dmljax._descriptors.gather_elements import GatherElementsOperatorDesc as GatherElementsOperatorDesc
-from dmljax._descriptors.join_split import JoinOperatorDesc as JoinOperatorDesc
-from dmljax._descriptors.join_split import SplitOperatorDesc as SplitOperatorDesc
-from dmljax._descriptors.nd import GatherNDOperatorDesc as GatherNDOperatorDesc
-from dmljax._descriptors.nd import ScatterNDOperatorDesc as ScatterNDOperatorDesc
-from dmljax._descriptors.nonzero import NonzeroCoordinatesOperatorDesc as NonzeroCoordinatesOperatorDesc
-from dmljax._descriptors.one_hot import OneHotOperatorDesc as OneHotOperatorDesc
-from dmljax._descriptors.padding import PaddingOperatorDesc as PaddingOperatorDesc
-from dmljax._descriptors.random_generator import RandomGeneratorOperatorDesc as RandomGeneratorOperatorDesc
-from dmljax._descriptors.random_generator import RandomGeneratorType as RandomGeneratorType
-from dmljax._descriptors.resample import InterpolationMode as InterpolationMode
-from dmljax._descriptors.resample import Resample1OperatorDesc as Resample1OperatorDesc
-from dmljax._descriptors.resample import Resample2OperatorDesc as Resample2OperatorDesc
-from dmljax._descriptors.resample import Resample3OperatorDesc as Resample3OperatorDesc
-from dmljax._descriptors.resample import ResampleGrad1OperatorDesc as ResampleGrad1OperatorDesc
-from dmljax._descriptors.resample import ResampleGradOperatorDesc as ResampleGradOperatorDesc
-from dmljax._descriptors.resample import ResampleOperatorDesc as ResampleOperatorDesc
-from dmljax._descriptors.reverse_subsequences import ReverseSubsequencesOperatorDesc as ReverseSubsequencesOperatorDesc
-from dmljax._descriptors.scatter import ScatterElementsOperatorDesc as ScatterElementsOperatorDesc
-from dmljax._descriptors.scatter import ScatterOperatorDesc as ScatterOperatorDesc
-from dmljax._descriptors.slice1 import Slice1OperatorDesc as Slice1OperatorDesc
-from dmljax._descriptors.slice_grad import SliceGradOperatorDesc as SliceGradOperatorDesc
-from dmljax._descriptors.tile import TileOperatorDesc as TileOperatorDesc
-from dmljax._descriptors.topk import ArgMaxOperatorDesc as ArgMaxOperatorDesc
-from dmljax._descriptors.topk import ArgMinOperatorDesc as ArgMinOperatorDesc
-from dmljax._descriptors.topk import TopKOperatorDesc as TopKOperatorDesc
 from dmljax._ops.common.indices import IndexMode as IndexMode
 from dmljax._ops.index.gather import gather as gather
 from dmljax._ops.index.gather import gather_elements as gather_elements
@@ -56,18 +43,18 @@ from dmljax._ops.index.segment import segment_mean as segment_mean
 from dmljax._ops.index.segment import segment_min as segment_min
 from dmljax._ops.index.segment import segment_prod as segment_prod
 from dmljax._ops.index.segment import segment_sum as segment_sum
-from dmljax._ops.index.slice1 import slice1 as slice1
+from dmljax._ops.index.slice1 import slice1 as slice
 from dmljax._ops.index.slice_grad import slice_grad as slice_grad
 from dmljax._ops.movement.depth_space import depth_to_space as depth_to_space
 from dmljax._ops.movement.depth_space import space_to_depth as space_to_depth
 from dmljax._ops.movement.fill_value_sequence import fill_value_sequence as fill_value_sequence
-from dmljax._ops.movement.join_split import join as join
+from dmljax._ops.movement.join_split import join as concatenate
 from dmljax._ops.movement.join_split import split_tensor as split_tensor
 from dmljax._ops.movement.one_hot import one_hot as one_hot
 from dmljax._ops.movement.padding import pad as pad
 from dmljax._ops.movement.reverse_subsequences import reverse_subsequences as reverse_subsequences
 from dmljax._ops.movement.tile import tile as tile
-from dmljax._ops.ordered.cumulative import cumulative_product as cumulative_product
+from dmljax._ops.ordered.cumulative import cumulative_product as cumulative_prod
 from dmljax._ops.ordered.cumulative import cumulative_sum as cumulative_sum
 from dmljax._ops.selection.arg_reduce import argmax as argmax
 from dmljax._ops.selection.arg_reduce import argmin as argmin
@@ -75,86 +62,30 @@ from dmljax._ops.selection.nonzero import nonzero_coordinates as nonzero_coordin
 from dmljax._ops.selection.topk import top_k as top_k
 from dmljax._ops.vision.resample import resample as resample
 from dmljax._ops.vision.resample import resample_grad as resample_grad
-from dmljax._random.distributions import bernoulli as bernoulli
-from dmljax._random.distributions import normal as normal
-from dmljax._random.distributions import randint as randint
-from dmljax._random.distributions import uniform as uniform
-from dmljax._random.dropout import dropout as dropout
-from dmljax._random.generator import make_state as make_state
-from dmljax._random.generator import random_generator as random_generator
-from dmljax._random.keys import advance as advance
-from dmljax._random.keys import fold_in as fold_in
-from dmljax._random.keys import split as split
-from dmljax._random.philox import philox4x32_10 as philox4x32_10
-from dmljax._random.prng_impl import prng_impl as prng_impl
-from dmljax._random.tf_seed import state_from_tf_seed as state_from_tf_seed
+from dmljax._transforms.deterministic import deterministic as deterministic
 
 __all__ = [
-    "ArgMaxOperatorDesc",
-    "ArgMinOperatorDesc",
-    "AxisDirection",
-    "CumulativeProductOperatorDesc",
-    "CumulativeSummationOperatorDesc",
     "DataType",
-    "DepthToSpaceOperatorDesc",
-    "FeatureLevel",
-    "FillValueSequenceOperatorDesc",
-    "GatherElementsOperatorDesc",
-    "GatherNDOperatorDesc",
-    "GatherOperatorDesc",
     "IndexMode",
-    "InterpolationMode",
-    "JoinOperatorDesc",
-    "NonzeroCoordinatesOperatorDesc",
-    "OneHotOperatorDesc",
-    "PaddingOperatorDesc",
-    "RandomGeneratorOperatorDesc",
-    "RandomGeneratorType",
-    "Resample1OperatorDesc",
-    "Resample2OperatorDesc",
-    "Resample3OperatorDesc",
-    "ResampleGrad1OperatorDesc",
-    "ResampleGradOperatorDesc",
-    "ResampleOperatorDesc",
-    "ReverseSubsequencesOperatorDesc",
-    "ScatterElementsOperatorDesc",
-    "ScatterNDOperatorDesc",
-    "ScatterOperatorDesc",
-    "Slice1OperatorDesc",
-    "SliceGradOperatorDesc",
-    "SpaceToDepthOperatorDesc",
-    "SplitOperatorDesc",
     "TensorDesc",
-    "TileOperatorDesc",
-    "TopKOperatorDesc",
     "ValidationError",
-    "advance",
     "argmax",
     "argmin",
-    "bernoulli",
     "calc_buffer_tensor_size",
-    "compile_operator",
+    "concatenate",
     "config",
-    "cumulative_product",
+    "cumulative_prod",
     "cumulative_sum",
     "depth_to_space",
-    "dropout",
+    "deterministic",
     "fill_value_sequence",
-    "fold_in",
     "gather",
     "gather_elements",
     "gather_nd",
-    "join",
-    "make_state",
     "nonzero_coordinates",
-    "normal",
     "one_hot",
     "packed_strides",
     "pad",
-    "philox4x32_10",
-    "prng_impl",
-    "randint",
-    "random_generator",
     "read_tensor",
     "resample",
     "resample_grad",
@@ -167,14 +98,80 @@ __all__ = [
     "segment_min",
     "segment_prod",
     "segment_sum",
-    "slice1",
+    "slice",
     "slice_grad",
     "space_to_depth",
-    "split",
     "split_tensor",
-    "state_from_tf_seed",
     "tile",
     "top_k",
-    "uniform",
     "write_tensor",
 ]
+
+# Old top-level name -> (module, name) it moved to in 0.2.0; each works, with a
+# DeprecationWarning, until 0.3.0 (docs/development.md, "Names"). Not in __all__.
+_DEPRECATED: dict[str, tuple[str, str]] = {
+    "ArgMaxOperatorDesc": ("dmljax.descriptors", "ArgMaxOperatorDesc"),
+    "ArgMinOperatorDesc": ("dmljax.descriptors", "ArgMinOperatorDesc"),
+    "AxisDirection": ("dmljax.descriptors", "AxisDirection"),
+    "CumulativeProductOperatorDesc": ("dmljax.descriptors", "CumulativeProductOperatorDesc"),
+    "CumulativeSummationOperatorDesc": ("dmljax.descriptors", "CumulativeSummationOperatorDesc"),
+    "DepthToSpaceOperatorDesc": ("dmljax.descriptors", "DepthToSpaceOperatorDesc"),
+    "FeatureLevel": ("dmljax.descriptors", "FeatureLevel"),
+    "FillValueSequenceOperatorDesc": ("dmljax.descriptors", "FillValueSequenceOperatorDesc"),
+    "GatherElementsOperatorDesc": ("dmljax.descriptors", "GatherElementsOperatorDesc"),
+    "GatherNDOperatorDesc": ("dmljax.descriptors", "GatherNDOperatorDesc"),
+    "GatherOperatorDesc": ("dmljax.descriptors", "GatherOperatorDesc"),
+    "JoinOperatorDesc": ("dmljax.descriptors", "JoinOperatorDesc"),
+    "NonzeroCoordinatesOperatorDesc": ("dmljax.descriptors", "NonzeroCoordinatesOperatorDesc"),
+    "OneHotOperatorDesc": ("dmljax.descriptors", "OneHotOperatorDesc"),
+    "PaddingOperatorDesc": ("dmljax.descriptors", "PaddingOperatorDesc"),
+    "RandomGeneratorOperatorDesc": ("dmljax.descriptors", "RandomGeneratorOperatorDesc"),
+    "RandomGeneratorType": ("dmljax.descriptors", "RandomGeneratorType"),
+    "ReverseSubsequencesOperatorDesc": ("dmljax.descriptors", "ReverseSubsequencesOperatorDesc"),
+    "ScatterElementsOperatorDesc": ("dmljax.descriptors", "ScatterElementsOperatorDesc"),
+    "ScatterNDOperatorDesc": ("dmljax.descriptors", "ScatterNDOperatorDesc"),
+    "ScatterOperatorDesc": ("dmljax.descriptors", "ScatterOperatorDesc"),
+    "Slice1OperatorDesc": ("dmljax.descriptors", "Slice1OperatorDesc"),
+    "SliceGradOperatorDesc": ("dmljax.descriptors", "SliceGradOperatorDesc"),
+    "SpaceToDepthOperatorDesc": ("dmljax.descriptors", "SpaceToDepthOperatorDesc"),
+    "SplitOperatorDesc": ("dmljax.descriptors", "SplitOperatorDesc"),
+    "TileOperatorDesc": ("dmljax.descriptors", "TileOperatorDesc"),
+    "TopKOperatorDesc": ("dmljax.descriptors", "TopKOperatorDesc"),
+    "advance": ("dmljax.random", "advance"),
+    "bernoulli": ("dmljax.random", "bernoulli"),
+    "compile_operator": ("dmljax.descriptors", "compile_operator"),
+    "cumulative_product": ("dmljax", "cumulative_prod"),
+    "dropout": ("dmljax.random", "dropout"),
+    "fold_in": ("dmljax.random", "fold_in"),
+    "join": ("dmljax", "concatenate"),
+    "make_state": ("dmljax.random", "make_state"),
+    "normal": ("dmljax.random", "normal"),
+    "philox4x32_10": ("dmljax.random", "philox4x32_10"),
+    "prng_impl": ("dmljax.random", "prng_impl"),
+    "randint": ("dmljax.random", "randint"),
+    "random_generator": ("dmljax.random", "random_generator"),
+    "slice1": ("dmljax", "slice"),
+    "split": ("dmljax.random", "split"),
+    "state_from_tf_seed": ("dmljax.random", "state_from_tf_seed"),
+    "uniform": ("dmljax.random", "uniform"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """An old top-level name: the object at its new place, after a `DeprecationWarning`.
+
+    Examples:
+      >>> import warnings
+      >>> import dmljax
+      >>> with warnings.catch_warnings(record=True) as caught:
+      ...     warnings.simplefilter("always")
+      ...     key_split = dmljax.random.split
+      >>> key_split is dmljax.random.split, str(caught[0].message)
+      (True, 'dmljax.random.split is deprecated: use dmljax.random.split (the old name goes in 0.3.0)')
+    """
+    if name not in _DEPRECATED:
+        raise AttributeError(f"module 'dmljax' has no attribute {name!r}")
+    module, new = _DEPRECATED[name]
+    message = f"dmljax.{name} is deprecated: use {module}.{new} (the old name goes in 0.3.0)"
+    warnings.warn(message, DeprecationWarning, stacklevel=2)
+    return getattr(sys.modules[module], new)

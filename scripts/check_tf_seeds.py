@@ -31,7 +31,7 @@ SEEDS = [[1, 2], [-1, 5], [2**31 - 1, -(2**31)], [2**40 + 3, -(2**50)]]
 def check(seed: list[int]) -> list[str]:
     dtype = tf.int64 if any(not -(2**31) <= v < 2**31 for v in seed) else tf.int32
     tf_seed = tf.constant(seed, dtype)
-    state = dmljax.state_from_tf_seed(seed)
+    state = dmljax.random.state_from_tf_seed(seed)
     words = np.asarray(state).astype(np.uint64)
     key, counter = tf.raw_ops.StatelessRandomGetKeyCounter(seed=tf_seed)
     failures = []
@@ -41,16 +41,16 @@ def check(seed: list[int]) -> list[str]:
         failures.append("counter")
     for name in ("float32", "float16", "bfloat16"):
         want = tf.random.stateless_uniform([64], seed=tf_seed, dtype=getattr(tf, name)).numpy()
-        if not np.array_equal(np.asarray(dmljax.uniform(state, (64,), name)[0]), want):
+        if not np.array_equal(np.asarray(dmljax.random.uniform(state, (64,), name)[0]), want):
             failures.append(f"uniform {name}")
     want = tf.random.stateless_uniform([64], seed=tf_seed, minval=-5, maxval=1000, dtype=tf.int32).numpy()
-    if not np.array_equal(dmljax.randint(state, (64,), -5, 1000)[0], want):
+    if not np.array_equal(dmljax.random.randint(state, (64,), -5, 1000)[0], want):
         failures.append("randint int32")
     want = tf.random.stateless_normal([64], seed=tf_seed).numpy()
-    if not np.allclose(dmljax.normal(state, (64,))[0], want, rtol=2e-6, atol=2e-6):
+    if not np.allclose(dmljax.random.normal(state, (64,))[0], want, rtol=2e-6, atol=2e-6):
         failures.append("normal float32")
     if dtype == tf.int32:
-        bits, _ = dmljax.random_generator(state, (3, 2))
+        bits, _ = dmljax.random.random_generator(state, (3, 2))
         split = lax.bitcast_convert_type(bits, jnp.int32)
         if not np.array_equal(split, tf.random.experimental.stateless_split(tf_seed, 3).numpy()):
             failures.append("stateless_split port")

@@ -33,7 +33,8 @@ run = lambda: scatter(*args, reduction="add").block_until_ready()
 _CHILD = """
 import collections, json, os, sys
 import jax.numpy as jnp
-from dmljax import ScatterOperatorDesc, TensorDesc, compile_operator, scatter
+from dmljax import TensorDesc, scatter
+from dmljax.descriptors import ScatterOperatorDesc, compile_operator
 {setup}
 root = os.path.dirname(os.path.abspath(__import__("dmljax").__file__))
 calls = collections.Counter()

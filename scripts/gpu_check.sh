@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The ordered reductions on one NVIDIA GPU: the GPU-relevant tests, the scatter_reduction
-# benchmark at 16-256 MiB, and x.at[].add with and without --xla_gpu_deterministic_ops.
+# benchmark at 16-256 MiB, x.at[].add with and without --xla_gpu_deterministic_ops, the
+# segment reductions and the gathers' gradients against jnp.take's.
 #
 # Usage (from the repository root, no network, no installs):
 #   PYTHONPATH=. scripts/gpu_check.sh            # on the GPU machine, under 8 minutes
@@ -56,6 +57,7 @@ part environment 30 "$PY" -c "import jax, jaxlib, sys; print(sys.version); print
 # GPU-relevant tests: every formulation against ufunc.at (on a GPU the "cpu scatter" case runs the
 # fold too: platform_dependent), the reductions' oracles, the lowering guards, export.
 TESTS="tests/test_sorted_fold.py tests/test_scatter_reduction.py tests/test_extremal.py tests/test_segment.py"
+TESTS="$TESTS tests/test_gather_grad_order.py"
 if ! "$PY" -c "import onnx, onnxruntime" 2>/dev/null; then
   TESTS="tests/test_sorted_fold.py tests/test_segment.py"  # the others import onnx, onnxruntime
   echo "onnx/onnxruntime missing: only tests/test_sorted_fold.py" >>"$LOG"
@@ -89,6 +91,12 @@ part ops_deterministic 60 env XLA_FLAGS=--xla_gpu_deterministic_ops=true "$PY" s
 if [ "$DRY" = 1 ]; then SEG_ARGS="--dry-run"; else SEG_ARGS=""; fi
 # shellcheck disable=SC2086
 part segments 60 env OUT="$OUT_DIR" "$PY" scripts/gpu_segments.py $SEG_ARGS
+
+# The gathers' gradients on the device: np.add.at's bits in row-major order, run to run, their
+# cost against jnp.take's gradient (gather_grad.json).
+if [ "$DRY" = 1 ]; then GG_ARGS="--dry-run"; else GG_ARGS=""; fi
+# shellcheck disable=SC2086
+part gather_grad 60 env OUT="$OUT_DIR" "$PY" scripts/gpu_gather_grad.py $GG_ARGS
 
 # The summary: every part's status, and the figures the parts wrote (missing ones are null).
 "$PY" - "$OUT_DIR" "$DRY" <<'EOF' >>"$LOG" 2>&1 || echo '{"summary": "failed"}' >"$OUT_DIR/gpu_check.json"

@@ -58,29 +58,18 @@ edges = rng.standard_normal((num_edges, width)).astype(np.float32)
 params = {k: rng.standard_normal((width, width)).astype(np.float32) / 3 for k in ("self", "neighbours")}
 
 
-@jax.custom_vjp
-def take_rows(h, s):
-    return h[s]
-
-
-take_rows.defvjp(
-    lambda h, s: (h[s], (s, h.shape[0])), lambda saved, ct: (dmljax.segment_sum(ct, saved[0], saved[1]), None)
-)
-
-
-def loss(p, h, e, s, r, ours):
-    inc = dmljax.segment_sum(take_rows(h, s) * e, r, num_nodes) if ours else jax.ops.segment_sum(h[s] * e, r, num_nodes)
+def loss(p, h, e, s, r):
+    inc = jax.ops.segment_sum(h[s] * e, r, num_nodes)
     return (jnp.tanh(h @ p["self"] + inc @ p["neighbours"]) ** 2).mean()
 
 
 for ours in (True, False):
-    gr = jax.jit(jax.grad(loss, argnums=(0, 1, 2)), static_argnums=5)
+    gr = jax.grad(loss, argnums=(0, 1, 2))
+    gr = jax.jit(dmljax.deterministic(gr) if ours else gr)  # the guide's model, wrapped once
     seen = set()
     for _ in range(20):
         seen.add(
-            b"".join(
-                np.asarray(x).tobytes() for x in jax.tree.leaves(gr(params, nodes, edges, senders, receivers, ours))
-            )
+            b"".join(np.asarray(x).tobytes() for x in jax.tree.leaves(gr(params, nodes, edges, senders, receivers)))
         )
     res[f"guide grads distinct in 20 runs, {'dmljax' if ours else 'jax.ops'}"] = len(seen)
 print(json.dumps({k: v for k, v in res.items() if k.startswith("guide")}), flush=True)

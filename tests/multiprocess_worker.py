@@ -45,7 +45,7 @@ def step(params: tuple, batch: tuple, state):
         table, w = params
         tokens, pick, targets = batch
         emb = dmljax.gather(table, tokens, axis=0, mode="clip")  # (b, t, s)
-        emb, _ = dmljax.dropout(state, emb, 0.25)
+        emb, _ = dmljax.random.dropout(state, emb, 0.25)
         scores = jnp.einsum("bts,s->bt", emb, w)
         chosen = dmljax.gather_elements(scores, pick, axis=1, mode="clip")
         return jnp.mean((chosen - targets) ** 2)
@@ -61,7 +61,7 @@ def compute(arrays: dict, state) -> dict:
     import dmljax
 
     def ops(a, state):
-        bits, next_state = dmljax.random_generator(state, (8, 64))
+        bits, next_state = dmljax.random.random_generator(state, (8, 64))
         gathered = dmljax.gather(a["x"], a["take"], axis=2, mode="clip")
         scattered = dmljax.scatter(a["x"], a["perm"], a["updates"], axis=2, mode="fill")
         (table, w), value = step((a["table"], a["w"]), (a["tokens"], a["pick"], a["targets"]), state)
@@ -111,7 +111,7 @@ def main(port: int, process_id: int, out: str) -> None:
     for name, value in inputs().items():
         sharding = NamedSharding(mesh, P("data") if name in batch_sharded else P())
         arrays[name] = jax.make_array_from_callback(value.shape, sharding, lambda index, v=value: v[index])
-    state = np.asarray(dmljax.make_state(11, counter=2**32 - 3))
+    state = np.asarray(dmljax.random.make_state(11, counter=2**32 - 3))
     state = jax.make_array_from_callback(state.shape, NamedSharding(mesh, P()), lambda index: state[index])
     results = compute(arrays, state)
     gathered = {k: np.asarray(multihost_utils.process_allgather(v, tiled=True)) for k, v in results.items()}

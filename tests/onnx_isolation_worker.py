@@ -54,8 +54,10 @@ def closure(scale):
 def main():
     before = snapshot()
     vector, index_desc = dmljax.TensorDesc("float32", (15,)), dmljax.TensorDesc("int32", (3,))
-    desc = dmljax.GatherOperatorDesc(vector, index_desc, dmljax.TensorDesc("float32", (3,)), axis=0, index_dimensions=1)
-    compiled = dmljax.compile_operator(desc, "3.0")
+    desc = dmljax.descriptors.GatherOperatorDesc(
+        vector, index_desc, dmljax.TensorDesc("float32", (3,)), axis=0, index_dimensions=1
+    )
+    compiled = dmljax.descriptors.compile_operator(desc, "3.0")
     other = types.ModuleType("other")  # a function of another module, holding its own binding of gather
     exec("from dmljax import gather\ndef pick(d, i):\n    return gather(d, i, axis=1, mode='clip')", vars(other))
     elements = np.array([[4, 0, 1], [2, 2, 0]], np.int32)
@@ -63,7 +65,7 @@ def main():
         "operator": (dmljax.gather, (DATA, INDICES)),
         "partial": (functools.partial(dmljax.gather, axis=1, mode="fill"), (DATA, np.array([2, 5], np.int32))),
         "closure": (closure(2.0), (DATA, elements)),
-        "slice1": (dmljax.slice1, (DATA, (1, 0), (3, 3), (-1, 2))),
+        "slice1": (dmljax.slice, (DATA, (1, 0), (3, 3), (-1, 2))),
         "other_module": (other.pick, (DATA, np.array([[0, 7]], np.int32))),
         "compile_operator": (compiled, (DATA.reshape(-1), INDICES)),
         "equinox": (EqxTable(jnp.asarray(DATA)), (INDICES,)),

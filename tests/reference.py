@@ -703,3 +703,56 @@ def resample_grad(
             update = np.float32(g[o]) if weight is None else np.float32(weight * np.float32(g[o]))
             out[index] = np.float32(out[index] + update)
     return out.astype(g.dtype)
+
+
+# --------------------------------------------------------------------------------------
+# XLA's scatter, one update element after the other: https://openxla.org/xla/operation_semantics#scatter
+# --------------------------------------------------------------------------------------
+
+
+def xla_scatter_in_order(operand, indices, updates, dnums, mode: str, combine=np.add) -> np.ndarray:
+    """``operand`` with every element ``U`` of ``updates`` combined into the operand element
+    XLA's scatter semantics assign it (index vector last in ``indices``), one after the other:
+    scatter index after scatter index (row-major), each window in row-major order.
+
+    ``dnums``: an object with ``update_window_dims``, ``inserted_window_dims``,
+    ``scatter_dims_to_operand_dims``, ``operand_batching_dims``, ``scatter_indices_batching_dims``.
+    ``mode``: ``"clip"`` (each start clamped so the window fits) or ``"drop"`` (a window that
+    does not fit is skipped). ``combine``: the binary ufunc, applied in the operand's type.
+    """
+    out = np.array(operand, copy=True)
+    rank = out.ndim
+    skipped = set(dnums.inserted_window_dims) | set(dnums.operand_batching_dims)
+    window_dims = [d for d in range(rank) if d not in skipped]
+    update_scatter_dims = [d for d in range(updates.ndim) if d not in dnums.update_window_dims]
+    size = [1] * rank
+    for d, u in zip(window_dims, dnums.update_window_dims, strict=True):
+        size[d] = updates.shape[u]
+    scatter_shape = [updates.shape[d] for d in update_scatter_dims]
+    window_shape = [updates.shape[d] for d in dnums.update_window_dims]
+    for g, w in ((g, w) for g in np.ndindex(*scatter_shape) for w in np.ndindex(*window_shape)):
+        u_index = [0] * updates.ndim
+        for d, i in zip(update_scatter_dims, g, strict=True):
+            u_index[d] = i
+        for d, i in zip(dnums.update_window_dims, w, strict=True):
+            u_index[d] = i
+        u_index = tuple(u_index)
+        start = [0] * rank
+        fits = True
+        for k, d in enumerate(dnums.scatter_dims_to_operand_dims):
+            s = int(indices[(*g, k)])
+            high = out.shape[d] - size[d]
+            if mode == "clip":
+                s = min(max(s, 0), high)
+            elif not 0 <= s <= high:
+                fits = False
+            start[d] = s
+        for d, b in zip(dnums.operand_batching_dims, dnums.scatter_indices_batching_dims, strict=True):
+            start[d] = g[b]
+        if not fits:
+            continue
+        target = list(start)
+        for d, u in zip(window_dims, dnums.update_window_dims, strict=True):
+            target[d] += u_index[u]
+        out[tuple(target)] = combine(out[tuple(target)], updates[u_index])
+    return out

@@ -89,3 +89,26 @@ def test_jit_and_vmap():
 def test_errors(call, error, pattern):
     with pytest.raises(error, match=pattern):
         call()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_subnormals_above_zero(dtype):
+    """Issue 39 class 1: XLA CPU flushes subnormals in float comparisons; the keys are bits."""
+    tiny = float(jnp.finfo(jnp.dtype(dtype)).smallest_subnormal)
+    x = np.array([0.0, tiny, -0.0, -tiny]).astype(jnp.dtype(dtype))
+    for f in (dmljax.argmax, jax.jit(dmljax.argmax, static_argnums=1)):
+        assert f(x, 0) == 1 == reference.arg_reduce(x, (0,))
+    assert dmljax.argmin(x, 0) == 3 == reference.arg_reduce(x, (0,), largest=False)
+    assert dmljax.argmax(np.array([0.0, 1e-45], np.float32)) == 1
+
+
+def test_axes_as_an_array():
+    """Issue 39 class 14: a 1-D integer array names several axes; others are refused by name."""
+    x = np.arange(6.0).reshape(2, 3)
+    assert dmljax.argmax(x, np.array([0, 1])) == 5 == dmljax.argmax(x, (0, 1))
+    assert dmljax.argmin(x, np.int64(1))[1] == 0
+    for axis in (np.array([[0, 1]]), np.array([0.0, 1.0]), np.array(1.0)):
+        with pytest.raises(ValidationError, match=r"argmax: axis must be an integer; got axis="):
+            dmljax.argmax(x, axis)
+    with pytest.raises(ValidationError, match=r"top_k: axis must be an integer; got axis=array"):
+        dmljax.top_k(x, 1, np.array([0, 1]))

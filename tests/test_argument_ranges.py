@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import dmljax
-from dmljax import FeatureLevel, ScatterOperatorDesc, Slice1OperatorDesc, TensorDesc, ValidationError
+from dmljax import TensorDesc, ValidationError
+from dmljax.descriptors import FeatureLevel, ScatterOperatorDesc, Slice1OperatorDesc
 
 
 @pytest.mark.parametrize(
@@ -38,15 +39,15 @@ from dmljax import FeatureLevel, ScatterOperatorDesc, Slice1OperatorDesc, Tensor
 )
 def test_slice1_window_values_fit_directml_types(window, message):
     with pytest.raises(ValidationError, match=re.escape(f"slice1: {message}")):
-        dmljax.slice1(jnp.zeros(8), *window)
+        dmljax.slice(jnp.zeros(8), *window)
     with pytest.raises(ValidationError, match=re.escape(f"slice1: {message}")):
-        jax.jit(lambda x: dmljax.slice1(x, *window))(jnp.zeros(8))
+        jax.jit(lambda x: dmljax.slice(x, *window))(jnp.zeros(8))
 
 
 def test_slice1_extreme_valid_strides():
     x = jnp.arange(8)
-    np.testing.assert_array_equal(dmljax.slice1(x, (0,), (8,), (-(2**31),)), [7])
-    np.testing.assert_array_equal(dmljax.slice1(x, (0,), (8,), (2**31 - 1,)), [0])
+    np.testing.assert_array_equal(dmljax.slice(x, (0,), (8,), (-(2**31),)), [7])
+    np.testing.assert_array_equal(dmljax.slice(x, (0,), (8,), (2**31 - 1,)), [0])
 
 
 @pytest.mark.parametrize(
@@ -62,14 +63,16 @@ def test_slice1_desc_values_fit_directml_types_at_compile_operator(member, windo
     desc = Slice1OperatorDesc(TensorDesc("float32", (8,)), TensorDesc("float32", (1,)), *window)
     kind = "INT" if "strides" in member else "UINT"
     with pytest.raises(ValidationError, match=re.escape(f"Slice1OperatorDesc: {member} must be in [")) as info:
-        dmljax.compile_operator(desc, FeatureLevel.FL_3_0)
+        dmljax.descriptors.compile_operator(desc, FeatureLevel.FL_3_0)
     assert f"(DirectML {kind}, 32 bits); got {member}={value} " in str(info.value)
     assert "feature level 3.0" in str(info.value)
 
 
 def test_compiled_operator_called_with_none_names_the_buffer():
     data, index = TensorDesc("float32", (5,)), TensorDesc("uint32", (2,))
-    op = dmljax.compile_operator(ScatterOperatorDesc(data, index, TensorDesc("float32", (2,)), data, axis=0))
+    op = dmljax.descriptors.compile_operator(
+        ScatterOperatorDesc(data, index, TensorDesc("float32", (2,)), data, axis=0)
+    )
     pattern = (
         r"ScatterOperatorDesc: input_buffer must be a 1-D array of FLOAT32 \(a flat buffer\); got input_buffer=None\."
     )
@@ -103,7 +106,7 @@ def test_scatter_jax_float64_updates_with_x64_must_match(x64):
 def test_index_mode_is_public():
     assert dmljax.IndexMode.FILL is dmljax.IndexMode.from_any("drop")
     assert "dmljax.IndexMode" in dmljax.gather.__doc__ and "dmljax.IndexMode" in dmljax.scatter.__doc__
-    for fun in (dmljax.gather, dmljax.gather_elements, dmljax.scatter, dmljax.slice1, dmljax.IndexMode):
+    for fun in (dmljax.gather, dmljax.gather_elements, dmljax.scatter, dmljax.slice, dmljax.IndexMode):
         assert "SPEC" not in fun.__doc__ and "seed 0" not in fun.__doc__
 
 
@@ -132,10 +135,10 @@ def test_traced_axis_is_a_named_error(name, call):
 @pytest.mark.parametrize(
     ("call", "param"),
     [
-        (lambda o: dmljax.slice1(_X, [0, o], [1, 2], [1, 1]), "offsets[1]"),
-        (lambda s: dmljax.slice1(_X, [0, 0], [s, 4], [1, 1]), "sizes[0]"),
-        (lambda s: dmljax.slice1(_X, [0, 0], [3, 4], [1, s]), "strides[1]"),
-        (lambda n: dmljax.slice1(_X, [0, 0], [3, 4], [1, 1], output_sizes=[n, 4]), "output_sizes[0]"),
+        (lambda o: dmljax.slice(_X, [0, o], [1, 2], [1, 1]), "offsets[1]"),
+        (lambda s: dmljax.slice(_X, [0, 0], [s, 4], [1, 1]), "sizes[0]"),
+        (lambda s: dmljax.slice(_X, [0, 0], [3, 4], [1, s]), "strides[1]"),
+        (lambda n: dmljax.slice(_X, [0, 0], [3, 4], [1, 1], output_sizes=[n, 4]), "output_sizes[0]"),
     ],
 )
 def test_traced_slice1_window_entry_is_a_named_error(call, param):
@@ -150,4 +153,4 @@ def test_traced_slice1_window_array_is_a_named_error():
         r"^slice1: offsets must be static ints \(not traced\); got offsets=.*Tracer.*int32\[2\].*\(input shape \(3, 4\)"
     )
     with pytest.raises(ValidationError, match=match):
-        jax.jit(lambda o: dmljax.slice1(_X, o, [1, 2], [1, 1]))(jnp.array([1, 0]))
+        jax.jit(lambda o: dmljax.slice(_X, o, [1, 2], [1, 1]))(jnp.array([1, 0]))

@@ -57,14 +57,14 @@ class OperatorVariantsTest(chex.TestCase):
     @parameterized.parameters(((0, 1), (7, 3), (1, 2)), ((6, 6), (3, 4), (-3, -2)), ((2, 0), (2, 10), (-1, 1)))
     def test_slice1(self, offsets, sizes, strides):
         data = np.arange(9 * 10, dtype=np.int32).reshape(9, 10)
-        got = self.variant(lambda x: dmljax.slice1(x, offsets, sizes, strides))(data)
+        got = self.variant(lambda x: dmljax.slice(x, offsets, sizes, strides))(data)
         expected = reference.slice1(data, offsets, sizes, strides)
         chex.assert_type(got, jnp.int32)
         chex.assert_trees_all_equal(got, expected)
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_random_generator_and_its_next_state(self):
-        state = dmljax.make_state(0x0123456789ABCDEF, counter=2**64 - 2)  # a carry into counter word 2
-        bits, next_state = self.variant(lambda s: dmljax.random_generator(s, (3, 7)))(state)
+        state = dmljax.random.make_state(0x0123456789ABCDEF, counter=2**64 - 2)  # a carry into counter word 2
+        bits, next_state = self.variant(lambda s: dmljax.random.random_generator(s, (3, 7)))(state)
         expected_bits, expected_state = reference.random_generator(np.asarray(state), (3, 7))
         chex.assert_trees_all_equal((bits, next_state), (expected_bits, expected_state))

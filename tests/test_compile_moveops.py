@@ -6,18 +6,16 @@ import pytest
 from jax.test_util import check_grads
 
 import dmljax
-from dmljax import (
+from dmljax import TensorDesc, ValidationError, read_tensor
+from dmljax.descriptors import (
     DepthToSpaceOperatorDesc,
     FillValueSequenceOperatorDesc,
     PaddingOperatorDesc,
     ReverseSubsequencesOperatorDesc,
     SliceGradOperatorDesc,
     SpaceToDepthOperatorDesc,
-    TensorDesc,
     TileOperatorDesc,
-    ValidationError,
     compile_operator,
-    read_tensor,
 )
 from tests import reference
 from tests.test_compile_operator import check_output, random_layout, to_buffer
@@ -189,10 +187,12 @@ def test_join_page_example_1_and_split_back_with_strided_buffers():
     out = TensorDesc("float32", (1, 1, 2, 7), (16, 16, 8, 1), total_tensor_size_in_bytes=64)  # rows padded to 8
     x = np.array([[1, 2, 3], [4, 5, 6]], np.float32).reshape(1, 1, 2, 3)
     y = np.array([[7, 8, 9, 10], [11, 12, 13, 14]], np.float32).reshape(1, 1, 2, 4)
-    joined = compile_operator(dmljax.JoinOperatorDesc((a, b), out, 3), "1.0")(to_buffer(a, x), to_buffer(b, y))
+    joined = compile_operator(dmljax.descriptors.JoinOperatorDesc((a, b), out, 3), "1.0")(
+        to_buffer(a, x), to_buffer(b, y)
+    )
     expected = [[[[1, 2, 3, 7, 8, 9, 10], [4, 5, 6, 11, 12, 13, 14]]]]
     check_output(out, joined, expected)
-    pieces = compile_operator(dmljax.SplitOperatorDesc(out, (a, b), 3), "1.0")(joined)
+    pieces = compile_operator(dmljax.descriptors.SplitOperatorDesc(out, (a, b), 3), "1.0")(joined)
     check_output(a, pieces[0], x)
     check_output(b, pieces[1], y)
 
@@ -201,16 +201,45 @@ def test_join_split_rules_and_levels():
     a, b = TensorDesc("int8", (1, 1, 2, 3)), TensorDesc("int8", (1, 1, 2, 4))
     out = TensorDesc("int8", (1, 1, 2, 7))
     with pytest.raises(ValidationError, match=r"input_tensors\[0\].dtype must be one of .* at feature level 1.0"):
-        compile_operator(dmljax.JoinOperatorDesc((a, b), out, 3), "1.0")
+        compile_operator(dmljax.descriptors.JoinOperatorDesc((a, b), out, 3), "1.0")
     with pytest.raises(
         ValidationError, match=r"input_tensors\[0\].sizes\[3\] must equal output_tensor.sizes\[3\] \(7\); got .*=3"
     ):
-        compile_operator(dmljax.JoinOperatorDesc((a, b), out, 2), "2.1")
+        compile_operator(dmljax.descriptors.JoinOperatorDesc((a, b), out, 2), "2.1")
     short = TensorDesc("int8", (1, 1, 2, 6))
     with pytest.raises(ValidationError, match=r"output_tensors.sizes must add up to input_tensor.sizes\[3\] \(6\)"):
-        compile_operator(dmljax.SplitOperatorDesc(short, (a, b), 3), "2.1")
+        compile_operator(dmljax.descriptors.SplitOperatorDesc(short, (a, b), 3), "2.1")
     with pytest.raises(TypeError, match=r"JoinOperatorDesc: input_tensors must be a non-empty sequence of TensorDesc"):
-        dmljax.JoinOperatorDesc((), out, 3)
-    op = compile_operator(dmljax.JoinOperatorDesc((a, b), out, 3), "2.1")
+        dmljax.descriptors.JoinOperatorDesc((), out, 3)
+    op = compile_operator(dmljax.descriptors.JoinOperatorDesc((a, b), out, 3), "2.1")
     with pytest.raises(TypeError, match=r"takes 2 buffers \(input_buffers\[0\], input_buffers\[1\]\); got 1"):
         op(jnp.zeros(8, jnp.int8))
+
+
+@pytest.mark.parametrize(
+    ("value_type", "value", "match"),
+    [
+        ("int32", float("nan"), r"padding_value must be finite for an integer type; got padding_value=nan"),
+        ("int32", float("inf"), r"padding_value must be finite for an integer type; got padding_value=inf"),
+        ("int32", None, r"padding_value must be a real number \(int or float\); got padding_value=None"),
+        ("int32", 1 + 2j, r"padding_value must be a real number .*got padding_value=\(1\+2j\)"),
+        ("float32", "3", r"padding_value must be a real number .*got padding_value='3'"),
+        ("float32", None, r"padding_value must be a real number .*got padding_value=None"),
+    ],
+)
+def test_padding_value_of_the_wrong_kind_is_refused_by_name(value_type, value, match):
+    """Issue 39 class 12: int()'s raw ValueError / OverflowError / TypeError before ("3" was read as 3)."""
+    desc = PaddingOperatorDesc(
+        TensorDesc("int32", (4,)), TensorDesc("int32", (6,)), "constant", value_type, value, (1,), (1,)
+    )
+    with pytest.raises(ValidationError, match=r"PaddingOperatorDesc: padding_value must be a number that .*" + match):
+        compile_operator(desc)
+
+
+@pytest.mark.parametrize(("member", "value"), [("value_start", None), ("value_delta", 1 + 2j), ("value_start", "1")])
+def test_fill_value_sequence_scalar_of_the_wrong_kind_is_refused_by_name(member, value):
+    """Issue 39 class 12: float()'s raw TypeError before ("1" was read as 1)."""
+    values = {"value_start": 1, "value_delta": 1, member: value}
+    desc = FillValueSequenceOperatorDesc(TensorDesc("float32", (1, 1, 1, 4)), "float32", **values)
+    with pytest.raises(ValidationError, match=rf"FillValueSequenceOperatorDesc: {member} must fit .*must be a real"):
+        compile_operator(desc)

@@ -8,7 +8,11 @@ import jax
 import numpy as np
 import pytest
 
-from dmljax import (
+from dmljax import TensorDesc, ValidationError, cumulative_prod, packed_strides, read_tensor, top_k
+from dmljax._descriptors.cumulative import CUMULATIVE_PRODUCT_SUPPORT
+from dmljax._descriptors.support import support_at
+from dmljax._descriptors.validate import validate_operator_desc
+from dmljax.descriptors import (
     ArgMaxOperatorDesc,
     ArgMinOperatorDesc,
     AxisDirection,
@@ -17,18 +21,9 @@ from dmljax import (
     FeatureLevel,
     NonzeroCoordinatesOperatorDesc,
     OneHotOperatorDesc,
-    TensorDesc,
     TopKOperatorDesc,
-    ValidationError,
     compile_operator,
-    cumulative_product,
-    packed_strides,
-    read_tensor,
-    top_k,
 )
-from dmljax._descriptors.cumulative import CUMULATIVE_PRODUCT_SUPPORT
-from dmljax._descriptors.support import support_at
-from dmljax._descriptors.validate import validate_operator_desc
 from tests import reference
 from tests.test_compile_operator import check_output, random_layout, to_buffer
 
@@ -256,7 +251,7 @@ def test_compiled_operators_jit_vmap_and_grad():
     x = np.random.default_rng(0).standard_normal((3, 10)).astype(np.float32)
     np.testing.assert_array_equal(jax.vmap(op)(x), np.stack([op(r) for r in x]))
     grad = jax.grad(lambda b: op(b).sum())(x[0])
-    expected = jax.grad(lambda v: cumulative_product(v.reshape(2, 5), 1).sum())(x[0])
+    expected = jax.grad(lambda v: cumulative_prod(v.reshape(2, 5), 1).sum())(x[0])
     np.testing.assert_array_equal(grad, expected)
 
 

@@ -6,7 +6,19 @@ import numpy as np
 import pytest
 from jax.test_util import check_grads
 
+import dmljax
 from dmljax import (
+    TensorDesc,
+    ValidationError,
+    gather_elements,
+    gather_nd,
+    packed_strides,
+    read_tensor,
+    scatter,
+    scatter_nd,
+)
+from dmljax.descriptors import (
+    ArgMaxOperatorDesc,
     FeatureLevel,
     GatherElementsOperatorDesc,
     GatherNDOperatorDesc,
@@ -15,18 +27,9 @@ from dmljax import (
     ScatterNDOperatorDesc,
     ScatterOperatorDesc,
     Slice1OperatorDesc,
-    TensorDesc,
-    ValidationError,
     compile_operator,
-    gather_elements,
-    gather_nd,
-    packed_strides,
-    random_generator,
-    read_tensor,
-    scatter,
-    scatter_nd,
-    slice1,
 )
+from dmljax.random import random_generator
 from tests import reference
 
 
@@ -385,7 +388,7 @@ def test_compiled_operator_is_jitted_and_vmaps():
     assert "slice" in op.lower(x[0]).as_text()
     batched = jax.vmap(op)(x)
     for b in range(3):
-        expected = slice1(x[b].reshape(4, 4), (0, 1), (4, 3), (-2, 2))
+        expected = dmljax.slice(x[b].reshape(4, 4), (0, 1), (4, 3), (-2, 2))
         np.testing.assert_array_equal(batched[b], np.asarray(expected).ravel())
 
 
@@ -452,3 +455,18 @@ def test_operator_inputs_read_with_the_fused_transpose_not_the_read_tensor_tiles
     assert "conditional(" not in fused and "transpose(" not in fused.split("ENTRY")[1]
     alone = jax.jit(lambda b: read_tensor(b, nhwc)).lower(buffer).compile().as_text()
     assert alone.count(" conditional(") == (1 if jax.device_count() == 1 else 0)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint64"])
+def test_64_bit_output_descriptor_without_x64_is_refused_by_name(dtype):
+    """Issue 39 class 13: the output buffer was int32/uint32 (24 bytes, not 48) with x64 off."""
+    desc = ArgMaxOperatorDesc(TensorDesc("float32", (4, 6)), TensorDesc(dtype, (1, 6)), (0,))
+    op = compile_operator(desc)
+    buffer = np.arange(24, dtype=np.float32)
+    pattern = rf"ArgMaxOperatorDesc: output_tensor.dtype must be 32-bit .*jax_enable_x64.*='{dtype.upper()}'"
+    with pytest.raises(ValidationError, match=pattern):
+        op(buffer)
+    with jax.enable_x64(True):
+        out = op(buffer)
+        assert out.dtype == np.dtype(dtype) and out.nbytes == 48
+        np.testing.assert_array_equal(out, [3] * 6)

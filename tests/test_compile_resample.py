@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import dmljax
-from dmljax import (
+from dmljax import TensorDesc, ValidationError
+from dmljax.descriptors import (
     AxisDirection,
     InterpolationMode,
     Resample1OperatorDesc,
@@ -18,8 +19,6 @@ from dmljax import (
     ResampleGrad1OperatorDesc,
     ResampleGradOperatorDesc,
     ResampleOperatorDesc,
-    TensorDesc,
-    ValidationError,
     compile_operator,
 )
 from tests import reference

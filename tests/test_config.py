@@ -162,9 +162,9 @@ def test_every_formulation_computes_what_the_oracle_computes(setting, cpu):
         np.testing.assert_array_equal(dmljax.write_tensor(buffer, desc, value), want)
 
         # Philox rows that start inside a block, short and long
-        state = dmljax.make_state(7, counter=2**32 - 3)
+        state = dmljax.random.make_state(7, counter=2**32 - 3)
         for shape in ((3, 5), (2, 3, 7), (2, 21)):
-            bits, next_state = dmljax.random_generator(state, shape)
+            bits, next_state = dmljax.random.random_generator(state, shape)
             want_bits, want_state = reference.random_generator(np.asarray(state), shape)
             np.testing.assert_array_equal(bits, want_bits)
             np.testing.assert_array_equal(next_state, want_state)

@@ -29,7 +29,7 @@ PRODUCT_EXAMPLES = {
 
 
 @pytest.mark.parametrize(
-    ("fn", "examples"), [(dmljax.cumulative_sum, SUM_EXAMPLES), (dmljax.cumulative_product, PRODUCT_EXAMPLES)]
+    ("fn", "examples"), [(dmljax.cumulative_sum, SUM_EXAMPLES), (dmljax.cumulative_prod, PRODUCT_EXAMPLES)]
 )
 def test_page_examples(fn, examples):
     for (axis, reverse, exclusive), expected in examples.items():
@@ -55,7 +55,7 @@ def test_random_against_loop(seed):
     x = (rng.standard_normal(shape) * (3 if seed % 2 else 30)).astype(jnp.dtype(dtype))
     axis = int(rng.integers(-rank, rank))
     reverse, exclusive, product = bool(seed & 1), bool(seed & 2), bool(seed & 4)
-    fn = dmljax.cumulative_product if product else dmljax.cumulative_sum
+    fn = dmljax.cumulative_prod if product else dmljax.cumulative_sum
     out = fn(x, axis, reverse=reverse, exclusive=exclusive)
     expected = reference.cumulative(x, axis % rank, reverse, exclusive, product)
     assert out.dtype == x.dtype and out.shape == x.shape
@@ -77,7 +77,7 @@ def test_last_axis_blocks_against_loop_and_lax_form(width, dtype):
         blocked = np.asarray(in_order_last(jnp.asarray(x), **flags))
         moved = np.moveaxis(np.asarray(in_order(jnp.moveaxis(jnp.asarray(x), -1, 0), **flags)), 0, -1)
         expected = reference.cumulative(x, 2, flags["reverse"], flags["exclusive"], flags["product"])
-        public = dmljax.cumulative_product if product else dmljax.cumulative_sum
+        public = dmljax.cumulative_prod if product else dmljax.cumulative_sum
         out = np.asarray(public(x, -1, reverse=bool(reverse), exclusive=bool(exclusive)))
         for got in (blocked, moved, out):
             np.testing.assert_array_equal(np.ascontiguousarray(got).view(np.uint8), expected.view(np.uint8), str(flags))
@@ -87,7 +87,7 @@ def test_negative_zero_first_and_integer_wraparound():
     np.testing.assert_array_equal(np.signbit(dmljax.cumulative_sum(np.array([-0.0, 1.0], np.float32))), [True, False])
     big = np.array([2**31 - 1, 1, 1], np.int32)
     np.testing.assert_array_equal(dmljax.cumulative_sum(big), reference.cumulative(big, 0))
-    np.testing.assert_array_equal(dmljax.cumulative_product(np.array([256, 256, 256], np.uint16)), [256, 0, 0])
+    np.testing.assert_array_equal(dmljax.cumulative_prod(np.array([256, 256, 256], np.uint16)), [256, 0, 0])
 
 
 def test_float64_under_x64(x64):
@@ -101,7 +101,7 @@ def test_jit_and_vmap():
     x = (np.random.default_rng(2).standard_normal((4, 5, 70)) * 10).astype(np.float32)
     f = jax.jit(dmljax.cumulative_sum, static_argnames=("axis", "reverse", "exclusive"))
     np.testing.assert_array_equal(f(x, axis=-1, reverse=True), reference.cumulative(x, 2, True))
-    g = lambda v: dmljax.cumulative_product(v, 1, exclusive=True)  # noqa: E731
+    g = lambda v: dmljax.cumulative_prod(v, 1, exclusive=True)  # noqa: E731
     np.testing.assert_array_equal(jax.vmap(g)(x), np.stack([g(v) for v in x]))
     np.testing.assert_array_equal(jax.vmap(g, in_axes=2, out_axes=2)(x), np.stack([g(x[..., i]) for i in range(70)], 2))
 
@@ -110,7 +110,7 @@ def test_jit_and_vmap():
 @pytest.mark.parametrize("exclusive", [False, True])
 def test_gradients(reverse, exclusive, x64):
     x = np.random.default_rng(3).standard_normal((3, 5))
-    for fn in (dmljax.cumulative_sum, dmljax.cumulative_product):
+    for fn in (dmljax.cumulative_sum, dmljax.cumulative_prod):
         check_grads(
             lambda v, fn=fn: fn(v, 1, reverse=reverse, exclusive=exclusive), (x,), order=2, modes=("fwd", "rev")
         )
@@ -122,7 +122,7 @@ def test_gradients(reverse, exclusive, x64):
 
 def test_product_gradient_with_zeros_is_exact():
     x = jnp.array([2.0, 0.0, 3.0, 0.0, 5.0])
-    jac = jax.jacrev(dmljax.cumulative_product)(x)
+    jac = jax.jacrev(dmljax.cumulative_prod)(x)
     expected = np.zeros((5, 5), np.float32)
     for i in range(5):
         for j in range(i + 1):
@@ -141,7 +141,7 @@ def test_product_gradient_with_zeros_is_exact():
         ),
         (lambda: dmljax.cumulative_sum(np.float32(1)), ValidationError, r"x.ndim must be in \[1, 8\]; got x.ndim=0"),
         (
-            lambda: dmljax.cumulative_product(np.zeros(3), reverse=1),
+            lambda: dmljax.cumulative_prod(np.zeros(3), reverse=1),
             ValidationError,
             r"cumulative_product: reverse must be a bool; got reverse=1",
         ),

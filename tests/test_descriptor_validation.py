@@ -4,8 +4,9 @@ import re
 
 import pytest
 
-from dmljax import (
-    DataType,
+from dmljax import DataType, TensorDesc, ValidationError
+from dmljax._descriptors.registry import registered
+from dmljax.descriptors import (
     FeatureLevel,
     GatherElementsOperatorDesc,
     GatherNDOperatorDesc,
@@ -16,11 +17,8 @@ from dmljax import (
     ScatterNDOperatorDesc,
     ScatterOperatorDesc,
     Slice1OperatorDesc,
-    TensorDesc,
-    ValidationError,
     compile_operator,
 )
-from dmljax._descriptors.registry import registered
 
 LEVELS = sorted(set(FeatureLevel))
 DML_TYPES = [t for t in DataType if t.name not in ("BOOL", "BFLOAT16", "COMPLEX64", "COMPLEX128")]

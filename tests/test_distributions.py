@@ -8,7 +8,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from dmljax import ValidationError, bernoulli, dropout, make_state, normal, randint, random_generator, uniform
+from dmljax import ValidationError
+from dmljax.random import bernoulli, dropout, make_state, normal, randint, random_generator, uniform
 
 STATE = make_state(0x5EED, counter=2**32 - 9)
 

@@ -121,7 +121,7 @@ def test_a_missing_docstring_is_noticed(monkeypatch):
 
 
 @pytest.mark.parametrize(
-    "module, name", [("dmljax", "prng_impl"), ("dmljax.onnx", "DEFAULT_OPSET"), ("dmljax.onnx", "MIN_OPSET")]
+    "module, name", [("dmljax.random", "prng_impl"), ("dmljax.onnx", "DEFAULT_OPSET"), ("dmljax.onnx", "MIN_OPSET")]
 )
 def test_attribute_docstring_examples_run(module, name):
     """Values document themselves in attribute docstrings, which ``--doctest-modules`` does not run."""
@@ -164,3 +164,35 @@ def test_every_repository_path_a_page_or_docstring_names_exists():
     assert len(named) > 20 and "tests/reference.py" in named  # the scan finds what it should
     missing = {path: sorted(files) for path, files in named.items() if not (ROOT / path).exists()}
     assert not missing, f"paths named but absent from the repository: {missing}"
+
+
+def test_api_functions_sit_under_their_family_heading():
+    """Issue 39 class 15: the ``## Data movement`` heading sat between the segment text and the
+    ``segment_*`` list, so those rendered under it and pad/tile/join under the next heading."""
+    heading, under = None, {}
+    for line in (DOCS / "api" / "array.md").read_text().splitlines():
+        if line.startswith("## "):
+            heading = line[3:]
+        elif line.startswith(".. autofunction:: "):
+            under[line.removeprefix(".. autofunction:: ")] = heading
+    from dmljax._ops.index import segment
+    from dmljax._ops.movement import depth_space, fill_value_sequence, join_split, padding, reverse_subsequences, tile
+
+    for name in segment.__all__:
+        assert under[name] == "Segment reductions", name
+    movement = (padding, tile, join_split, depth_space, reverse_subsequences, fill_value_sequence)
+    public = [n for module in movement for n in module.__all__ if n in under]
+    assert len(public) >= 7 and all(under[name] == "Data movement" for name in public), public
+    assert under["slice_grad"] == under["pad"] == under["concatenate"] == "Data movement"
+    assert {under[n] for n in ("top_k", "argmax", "one_hot", "cumulative_sum")} == {
+        "Order- and tie-sensitive operators"
+    }
+
+
+def test_no_page_quotes_a_test_count():
+    """Issue 39 class 18: the README's "3,308 tests" went stale; no test keeps such a count
+    true, so README.md and docs/ quote none (durations and dates are fine)."""
+    count = re.compile(r"\b\d[\d,]*\s+(?:tests\b|passed\b|skipped\b)")
+    for page in [ROOT / "README.md", *pages()]:
+        found = count.findall(page.read_text())
+        assert not found, (page.relative_to(ROOT), found)

@@ -105,7 +105,7 @@ def test_empty_non_indexed_axes_compute_what_the_oracle_computes(name, jit):
     [
         (lambda: dmljax.gather(z(0, 3), z(0, dtype=IDX), axis=0), r"gather: data.shape\[0\] must be >= 1"),
         (lambda: dmljax.scatter(z(0, 3), z(0, 3, dtype=IDX), z(0, 3)), r"scatter: input.shape\[0\] must be >= 1"),
-        (lambda: dmljax.slice1(z(3, 0), (0, 0), (2, 0), (1, 1)), r"slice1: sizes\[1\] must be >= 1"),
+        (lambda: dmljax.slice(z(3, 0), (0, 0), (2, 0), (1, 1)), r"slice1: sizes\[1\] must be >= 1"),
         (lambda: dmljax.TensorDesc("float32", (3, 0)), r"TensorDesc: sizes\[1\] must be in \[1, 2\*\*32 - 1\]"),
     ],
     ids=["gather", "scatter", "slice1", "TensorDesc"],

@@ -26,11 +26,11 @@ def _indices(rng, shape, size, dtype="int32"):
 
 
 def _slice_batch(x):
-    return dmljax.slice1(x, (0, 2), (x.shape[0], 13), (1, -3))
+    return dmljax.slice(x, (0, 2), (x.shape[0], 13), (1, -3))
 
 
 def _slice_batch_reversed(x):
-    return dmljax.slice1(x, (0, 1), (x.shape[0], 8), (-1, 2))
+    return dmljax.slice(x, (0, 1), (x.shape[0], 8), (-1, 2))
 
 
 # name -> (function, argument specs with a symbolic batch "b", concrete arguments for a batch)

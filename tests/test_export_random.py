@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from jax import export
 
-from dmljax import dropout, normal, prng_impl, randint, random_generator, split, uniform
+from dmljax.random import dropout, normal, prng_impl, randint, random_generator, split, uniform
 from tests import reference
 
 STATE = np.array([2**32 - 3, 0, 0, 0, 0xDEADBEEF, 0x0BADF00D], np.uint32)
@@ -81,7 +81,7 @@ def test_random_generator_with_a_symbolic_batch(row):
         assert_same((bits, next_state), fn(STATE, x))
 
 
-# jax.random on dmljax.prng_impl keys. An exported function takes and returns key data
+# jax.random on dmljax.random.prng_impl keys. An exported function takes and returns key data
 # (uint32[6]) and wraps it inside: JAX serialises key-typed inputs and outputs of its own
 # implementations only (`test_serialising_a_dmljax_key_argument_is_refused_by_jax`).
 KEY_CALLS = {

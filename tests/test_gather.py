@@ -11,15 +11,16 @@ from jax.experimental import checkify
 from jax.test_util import check_grads
 
 import dmljax
-from dmljax import DataType, FeatureLevel, ValidationError
+from dmljax import DataType, ValidationError
 from dmljax._core import platform
 from dmljax._descriptors.gather_elements import GATHER_ELEMENTS_SUPPORT
 from dmljax._descriptors.support import support_at
-from dmljax._ops.common.formulation import use_flat
 from dmljax._ops.common.indices import IndexMode, normalize
+from dmljax._ops.common.positions import use_flat
 from dmljax._ops.index.gather import _gather_elements_lax, _gather_lax
 from dmljax._ops.index.gather_blocked import blocked, use_blocked
 from dmljax._ops.index.gather_grad import flat_tangent, gather_flat_tangent, use_rows
+from dmljax.descriptors import FeatureLevel
 from tests import reference
 from tests._util import spec
 
@@ -160,7 +161,7 @@ def test_modes_under_jit(mode, expected):
         gather, elements = checkify.checkify(gather), checkify.checkify(elements)
         (err, out), (err2, out2) = gather(data, indices), elements(data, indices)
         assert "index -5 is out of bounds for axis 0 with size 4" in err.get()
-        assert "flat position 2" in err2.get()
+        assert "index -5 is out of bounds for axis 0 with size 4 (indices[2]; valid range [-4, 3])" in err2.get()
     else:
         out, out2 = gather(data, indices), elements(data, indices)
     np.testing.assert_array_equal(out, expected)
@@ -583,9 +584,17 @@ def test_off_cpu_blocked_tangent_transposes_to_the_plain_scatter_add(mode):
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.fixture
+def unordered_gradients():
+    """JAX's transposes for the gathers' gradients (config ordered_gather_gradients off): the
+    unordered GPU formulations, kept behind that switch (tests/test_gather_grad_order.py tests the default)."""
+    with dmljax.config.override(ordered_gather_gradients=False):
+        yield
+
+
 @pytest.mark.hlo
 @pytest.mark.parametrize(("rows", "transposes"), [(4096, 0), (8192, 3)], ids=["16 MiB", "32 MiB"])
-def test_gpu_gradient_of_a_long_axis_runs_in_blocks_from_32_mib(rows, transposes):
+def test_gpu_gradient_of_a_long_axis_runs_in_blocks_from_32_mib(rows, transposes, unordered_gradients):
     """If this fails: docs/design/blocked-gather.md (the GPU gradient's block threshold)."""
     # Exported for CUDA (lowered here without a GPU): from
     # config.blocked_gather_elements_gpu_gradient_min_bytes on, the cotangent, the
@@ -621,7 +630,7 @@ def test_gpu_flat_gather_tangent_is_the_gather_and_transposes_to_the_oracle(shap
     + [((2048, 1024, 16), True), ((1024, 1024, 16), False), ((8192, 1024, 32), False)],
     ids=["8 MiB", "4 MiB", "inner 4 32 MiB", "inner 4 16 MiB", "inner 16 128 MiB", "inner 16 64 MiB", "inner 32 1 GiB"],
 )
-def test_gpu_gradient_along_a_short_inner_axis_is_one_flat_scatter_add(shape, flat):
+def test_gpu_gradient_along_a_short_inner_axis_is_one_flat_scatter_add(shape, flat, unordered_gradients):
     """If this fails: docs/design/gather-gradient.md (the flat scatter-add on GPUs and its threshold)."""
     # Exported for CUDA (lowered here without a GPU): from inner * 8 MiB of cotangent on, with
     # fewer than 32 elements after the axis, the gradient is one 1-D scatter-add (H100: up to
@@ -636,7 +645,7 @@ def test_gpu_gradient_along_a_short_inner_axis_is_one_flat_scatter_add(shape, fl
 
 
 @pytest.mark.hlo
-def test_gpu_gradient_with_a_symbolic_index_size_keeps_jax_transpose():
+def test_gpu_gradient_with_a_symbolic_index_size_keeps_jax_transpose(unordered_gradients):
     """If this fails: docs/design/gather-gradient.md (symbolic sizes keep JAX's transpose)."""
     # jax.export with a symbolic number of indices: the cotangent's size is unknown, so the
     # CUDA program keeps JAX's scatter-add (the size rule must not compare symbolic sizes).

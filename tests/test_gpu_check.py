@@ -20,7 +20,7 @@ def test_gpu_check_dry_run(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     summary = json.loads((tmp_path / "gpu_check.json").read_text())
     assert summary["dry_run"] is True
-    parts = {"environment", "tests", "bench_4K", "ops_default", "ops_deterministic", "segments"}
+    parts = {"environment", "tests", "bench_4K", "ops_default", "ops_deterministic", "segments", "gather_grad"}
     assert set(summary["parts"]) == parts
     assert summary["ok"], summary["parts"]
     ops = summary["figures"]["ops_deterministic"]
@@ -29,6 +29,8 @@ def test_gpu_check_dry_run(tmp_path):
     assert ops["random dmljax rounds equals np.add.at"] and ops["hot dmljax equals np.add.at"]
     segments = summary["figures"]["segment_gpu"]
     assert all(v["equal_loop"] and v["run_to_run"] for k, v in segments.items() if "sorted=" in k), segments
+    gathers = summary["figures"]["gather_grad"]
+    assert all(gathers[case]["dmljax"]["equal_np_add_at"] == [True] for case in ("rows", "rows hot")), gathers
     assert (tmp_path / "gpu_check.log").stat().st_size > 0
 
 

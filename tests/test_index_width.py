@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from jax import lax
 
 import dmljax
-from dmljax import FeatureLevel, GatherOperatorDesc, TensorDesc
+from dmljax import TensorDesc
+from dmljax.descriptors import FeatureLevel, GatherOperatorDesc
 from tests import reference
 
 LONG = [2**31 - 1, 2**31, 2**31 + 1, 2**32 - 2, 2**32 - 1]
@@ -181,7 +182,7 @@ def test_signed_indices_on_an_axis_of_2_31_elements_and_more(x64_on):
 def test_compile_operator_int32_gather_on_an_axis_of_2_31_elements():
     n = 2**31 + 5
     desc = GatherOperatorDesc(TensorDesc("uint32", (n,)), TensorDesc("int32", (3,)), TensorDesc("uint32", (3,)), 0, 1)
-    op = dmljax.compile_operator(desc, FeatureLevel.FL_3_0)
+    op = dmljax.descriptors.compile_operator(desc, FeatureLevel.FL_3_0)
     assert jax.eval_shape(op, jax.ShapeDtypeStruct((n,), jnp.uint32), jax.ShapeDtypeStruct((3,), jnp.int32)).shape == (
         3,
     )
@@ -197,7 +198,7 @@ def test_checked_mode_on_a_long_axis():
     error, out = run(np.array([n - 1, 0], np.uint32))
     assert error.get() is None and out.tolist() == [n - 1, 0]
     error, _ = run(np.array([3, n], np.uint32))
-    assert f"index {n} is out of bounds for axis 0 with size {n} (flat position 1" in error.get()
+    assert f"index {n} is out of bounds for axis 0 with size {n} (indices[1]; valid range [0, {n - 1}])" in error.get()
 
 
 def test_device_indices_are_checked_on_the_device_and_name_the_first_bad_one(x64):

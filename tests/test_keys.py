@@ -7,7 +7,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from dmljax import ValidationError, advance, fold_in, make_state, random_generator, split, uniform
+from dmljax import ValidationError
+from dmljax.random import advance, fold_in, make_state, random_generator, split, uniform
 from tests import reference
 
 # Counters near every carry and the wrap, and one of arbitrary bits across the top three words.

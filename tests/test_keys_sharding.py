@@ -17,18 +17,18 @@ SCRIPT = textwrap.dedent(
     import dmljax
 
     mesh = Mesh(np.array(jax.devices()), ("x",))
-    state = dmljax.make_state(7, counter=2**64 - 300)  # the shards' starts carry into word 2
+    state = dmljax.random.make_state(7, counter=2**64 - 300)  # the shards' starts carry into word 2
     per_shard = 1024
     blocks_per_shard = per_shard // 4
 
     def shard_bits(state):
         i = jax.lax.axis_index("x").astype(jnp.uint32)
-        return dmljax.random_generator(dmljax.advance(state, i * blocks_per_shard), (per_shard,))[0]
+        return dmljax.random.random_generator(dmljax.random.advance(state, i * blocks_per_shard), (per_shard,))[0]
 
     recipe = jax.jit(jax.shard_map(shard_bits, mesh=mesh, in_specs=P(), out_specs=P("x")))
-    whole = dmljax.random_generator(state, (8 * per_shard,))[0]
+    whole = dmljax.random.random_generator(state, (8 * per_shard,))[0]
 
-    key = jax.random.wrap_key_data(state, impl=dmljax.prng_impl)
+    key = jax.random.wrap_key_data(state, impl=dmljax.random.prng_impl)
     sharded_bits = jax.jit(lambda k: jax.random.bits(k, (64, 32), jnp.uint32),
                            out_shardings=NamedSharding(mesh, P("x")))(key)
     keys = jax.random.split(key, 8)
@@ -37,7 +37,7 @@ SCRIPT = textwrap.dedent(
     print(json.dumps({
         "devices": len(jax.devices()),
         "recipe": bool(np.array_equal(recipe(state), whole)),
-        "bits": bool(np.array_equal(sharded_bits, dmljax.random_generator(state, (64, 32))[0])),
+        "bits": bool(np.array_equal(sharded_bits, dmljax.random.random_generator(state, (64, 32))[0])),
         "split_keys": bool(np.array_equal(per_device, jnp.stack([jax.random.uniform(k, (4,)) for k in keys]))),
     }))
     """

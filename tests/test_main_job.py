@@ -316,10 +316,10 @@ def test_every_movement_selection_and_segment_contender_computes_what_dmljax_com
     Each case's dmljax contender calls the public operator its name starts with.
     """
     called: list[str] = []
-    for name in dmljax.__all__:
-        original = getattr(dmljax, name)
+    for module, name in PUBLIC_NAMES:
+        original = getattr(module, name)
         if name[0].islower() and callable(original):
-            monkeypatch.setattr(dmljax, name, lambda *a, _f=original, _n=name, **k: called.append(_n) or _f(*a, **k))
+            monkeypatch.setattr(module, name, lambda *a, _f=original, _n=name, **k: called.append(_n) or _f(*a, **k))
     module = importlib.import_module(f"dmljax.bench.{module_name}")
     for case in module.cases([8192]):
         called.clear()
@@ -614,6 +614,8 @@ def test_python_m_dmljax_under_a_memory_limit_refuses_a_size_that_does_not_fit()
     assert done.stderr.startswith("python -m dmljax: --sizes 64 GiB needs at least 192 GiB")
 
 
+# (module, name) for each public name: the top level, dmljax.random and dmljax.descriptors.
+PUBLIC_NAMES = [(m, name) for m in (dmljax, dmljax.random, dmljax.descriptors) for name in m.__all__]
 # Public callables that are no operator: neither timed nor checked as one, with the reason.
 NOT_OPERATORS = {
     "advance": "moves a Philox state's counter: a state helper",
@@ -636,18 +638,20 @@ TIMED_THROUGH = {
 
 
 def _public_operators() -> dict[str, set[str]]:
-    """Each public operator's names (``scatter_elements`` is ``scatter``): the lower-case names of ``__all__``."""
+    """Each public operator's names (``scatter_elements`` is ``scatter``): the lower-case public names."""
     names: dict[int, set[str]] = {}
-    for name in dmljax.__all__:
+    for module, name in PUBLIC_NAMES:
         if name[0].islower() and name not in NOT_OPERATORS:
-            names.setdefault(id(getattr(dmljax, name)), set()).add(name)
+            names.setdefault(id(getattr(module, name)), set()).add(name)
     return {min(aliases): aliases for aliases in names.values()}
 
 
 def test_the_exclusions_name_public_callables_and_no_operator_is_excluded_twice():
-    assert set(NOT_OPERATORS) | set(TIMED_THROUGH) <= set(dmljax.__all__)
+    public = {name: module for module, name in PUBLIC_NAMES}
+    assert len(public) == len(PUBLIC_NAMES)  # a name means one thing across the three namespaces
+    assert set(NOT_OPERATORS) | set(TIMED_THROUGH) <= set(public)
     assert not set(NOT_OPERATORS) & set(TIMED_THROUGH)
-    assert all(callable(getattr(dmljax, name)) for aliases in _public_operators().values() for name in aliases)
+    assert all(callable(getattr(public[name], name)) for aliases in _public_operators().values() for name in aliases)
 
 
 def test_every_public_operator_is_timed_by_a_group():
@@ -668,10 +672,11 @@ def test_every_public_operator_is_checked(monkeypatch):
     """Each check runs with the public functions wrapped: every operator must be called by one."""
     called: set[str] = set()
     operators = _public_operators()  # before wrapping: aliases are the same function
+    modules = {name: module for module, name in PUBLIC_NAMES}
     for aliases in operators.values():
         for name in aliases:
-            original = getattr(dmljax, name)
-            monkeypatch.setattr(dmljax, name, lambda *a, _f=original, _n=name, **k: called.add(_n) or _f(*a, **k))
+            module, original = modules[name], getattr(modules[name], name)
+            monkeypatch.setattr(module, name, lambda *a, _f=original, _n=name, **k: called.add(_n) or _f(*a, **k))
     for _, check in _checks.CHECKS:
         check()
     unchecked = {op for op, aliases in operators.items() if not aliases & called}

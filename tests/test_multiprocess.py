@@ -55,7 +55,7 @@ def job(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def one_process():
-    state = dmljax.make_state(11, counter=2**32 - 3)
+    state = dmljax.random.make_state(11, counter=2**32 - 3)
     results = worker.compute(worker.inputs(), state)
     return {k: np.asarray(v) for k, v in results.items()}
 

@@ -53,3 +53,17 @@ def test_errors():
         dmljax.nonzero_coordinates(np.float32(1))
     with pytest.raises(TypeError, match=r"nonzero_coordinates: x.dtype must be one of"):
         dmljax.nonzero_coordinates(np.array(["a"]))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "complex64"])
+def test_subnormals_are_nonzero_on_bits(dtype):
+    """Issue 39 class 1: XLA CPU flushes subnormals in `x != 0`; the count must not."""
+    tiny = float(jnp.finfo(jnp.dtype(dtype)).smallest_subnormal)
+    x = np.array([0.0, tiny, -0.0, -tiny, 1.0]).astype(jnp.dtype(dtype))
+    if dtype == "complex64":
+        x = x * 1j + np.array([0, 0, 0, tiny, 0], np.float32)  # subnormal imaginary parts
+    expected_count, expected = reference.nonzero_coordinates(np.asarray(x))
+    for f in (dmljax.nonzero_coordinates, jax.jit(dmljax.nonzero_coordinates)):
+        count, coordinates = f(x)
+        assert int(count) == expected_count == 3
+        np.testing.assert_array_equal(np.asarray(coordinates), expected)

@@ -97,3 +97,50 @@ def test_jit_vmap_and_grad_of_values():
 def test_errors(call, error, pattern):
     with pytest.raises(error, match=pattern):
         call()
+
+
+def test_default_type_does_not_depend_on_x64():
+    """Issue 39 class 9: the default (0, 1) gave int64 under x64; Python numbers now take the
+    types they take with x64 off, arrays keep theirs."""
+    for on in (False, True):
+        with jax.enable_x64(on):
+            assert dmljax.one_hot(np.array([0, 1]), 3).dtype == np.int32
+            assert dmljax.one_hot([0], 2, values=(0.0, 2.0)).dtype == np.float32
+            assert dmljax.one_hot([0], 2, values=jnp.array([1, 2], jnp.int16)).dtype == np.int16
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "int8", "uint8", "bool", "complex64"])
+def test_dtype_as_jax_nn_one_hot(dtype):
+    """Issue 39 class 9: ``dtype=`` as ``jax.nn.one_hot``'s, eager and under jit."""
+    indices = np.array([2, 0, -1, 7])
+    want = np.array(jax.nn.one_hot(indices, 4, dtype=jnp.dtype(dtype)))
+    want[2] = 0  # jax.nn.one_hot marks nothing for -1; ONNX's -1 is depth - 1
+    want[2, 3] = 1
+    got = dmljax.one_hot(indices, 4, dtype=dtype)
+    assert got.dtype == jnp.dtype(dtype)
+    np.testing.assert_array_equal(np.asarray(got), want)
+    jitted = jax.jit(lambda i: dmljax.one_hot(i, 4, dtype=dtype))(jnp.asarray(indices))
+    np.testing.assert_array_equal(np.asarray(jitted), want)
+    assert dmljax.one_hot([1], 2, values=(-1.5, 2.5), dtype=jnp.float16).tolist() == [[-1.5, 2.5]]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "pattern"),
+    [
+        (
+            {"dtype": "uint8", "values": (0, 300)},
+            ValidationError,
+            r"one_hot: values must fit dtype uint8.*got values=\[0, 300\]",
+        ),
+        (
+            {"dtype": "int32", "values": (0.5, 1.0)},
+            ValidationError,
+            r"values must fit dtype int32.*got values=\[0.5, 1.0\]",
+        ),
+        ({"dtype": "int64"}, TypeError, r"one_hot: dtype must be 32-bit or narrower unless jax_enable_x64.*INT64"),
+        ({"dtype": "text"}, TypeError, r"one_hot: dtype must be one of .*got dtype='text'"),
+    ],
+)
+def test_dtype_errors(kwargs, error, pattern):
+    with pytest.raises(error, match=pattern):
+        dmljax.one_hot([0], 2, **kwargs)

@@ -245,7 +245,7 @@ def test_gradients_of_the_other_operators_and_reductions_export(name):
         "scatter_nd_add": (lambda d, u: dmljax.scatter_nd(d, tuples, u, reduction="add"), (x, rows)),
         "scatter_nd_max": (lambda d, u: dmljax.scatter_nd(d, tuples, u, reduction="max", mode="clip"), (x, rows)),
         "scatter_nd_min": (lambda d, u: dmljax.scatter_nd(d, tuples, u, reduction="min", mode="fill"), (x, rows)),
-        "slice1": (lambda d, u: dmljax.slice1(d, (0, 0), (4, 3), (-2, 1)) * u[:2], (x, rows)),
+        "slice1": (lambda d, u: dmljax.slice(d, (0, 0), (4, 3), (-2, 1)) * u[:2], (x, rows)),
         "read_tensor": (lambda b, u: dmljax.read_tensor(b, PADDED16) * u[:2], (table(rng, 8), rows)),
         "write_tensor": (lambda b, v: dmljax.write_tensor(b, PADDED16, v * v), (table(rng, 8), table(rng, 2, 3))),
     }

@@ -149,7 +149,7 @@ def test_the_gradient_of_cumulative_product_exports(axis, reverse, exclusive):
     """Its transpose is a reverse scan, exported as a forward scan of the reversed sequence. The
     gradient's sums of products are XLA's to contract (fused multiply-adds): float32 rounding apart."""
     x = (np.random.default_rng(393).standard_normal((3, 5)) + 1).astype(F32)
-    fn = functools.partial(dmljax.cumulative_product, axis=axis, reverse=reverse, exclusive=exclusive)
+    fn = functools.partial(dmljax.cumulative_prod, axis=axis, reverse=reverse, exclusive=exclusive)
     _, (got,), (want,) = exported(jax.grad(lambda v: (fn(v) * jnp.arange(15.0).reshape(3, 5)).sum()), x)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
 
@@ -210,16 +210,16 @@ def test_cumulative_product_exports_in_every_type_along_every_axis(dtype, axis, 
         x[0, 0] = np.iinfo(dtype).max
     else:
         x = (rng.standard_normal((4, 6)) * 3).astype(dtype)
-    fn = functools.partial(dmljax.cumulative_product, axis=axis, reverse=reverse, exclusive=exclusive)
+    fn = functools.partial(dmljax.cumulative_prod, axis=axis, reverse=reverse, exclusive=exclusive)
     check_all(fn, x)
 
 
 def test_cumulative_product_of_64_bit_types_exports():
     with jax.enable_x64(True):
         rng = np.random.default_rng(397)
-        check_all(lambda v: dmljax.cumulative_product(v, 1), rng.integers(1, 2**20, (3, 6)).astype(np.int64))
-        check_all(lambda v: dmljax.cumulative_product(v, 1), rng.integers(1, 2**20, (3, 6)).astype(np.uint64))
-        check_all(lambda v: dmljax.cumulative_product(v, 0, reverse=True), rng.standard_normal((5, 2)))
+        check_all(lambda v: dmljax.cumulative_prod(v, 1), rng.integers(1, 2**20, (3, 6)).astype(np.int64))
+        check_all(lambda v: dmljax.cumulative_prod(v, 1), rng.integers(1, 2**20, (3, 6)).astype(np.uint64))
+        check_all(lambda v: dmljax.cumulative_prod(v, 0, reverse=True), rng.standard_normal((5, 2)))
 
 
 # --- classes 6 and 22: fill_value_sequence holds no BitCast -------------------------------------

@@ -192,13 +192,13 @@ def test_scatter_3d_unsigned_and_fill():
 def test_slice1_is_one_slice(offsets, sizes, strides, output_sizes):
     rng = np.random.default_rng(11)
     x = table(rng, 1, 1, 4, 4)
-    check_export(lambda v: dmljax.slice1(v, offsets, sizes, strides, output_sizes), x, exact_nodes=["Slice"])
+    check_export(lambda v: dmljax.slice(v, offsets, sizes, strides, output_sizes), x, exact_nodes=["Slice"])
 
 
 def test_slice1_whole_input_is_identity():
     rng = np.random.default_rng(12)
     x = table(rng, 2, 3)
-    model = dmljax.onnx.export(lambda v: dmljax.slice1(v, (0, 0), (2, 3), (1, 1)), x)
+    model = dmljax.onnx.export(lambda v: dmljax.slice(v, (0, 0), (2, 3), (1, 1)), x)
     (got,) = run(model, x)
     assert node_types(model) in ([], ["Identity"]) and np.array_equal(got, x)
 
@@ -255,7 +255,7 @@ def model_fn(embeddings, tokens, scores, picks, positions, rows, image_buffer):
     pooled = dmljax.gather(embeddings, tokens, axis=0).sum(axis=1)  # (batch, features)
     chosen = dmljax.gather_elements(scores, picks, axis=1)  # (batch, 2)
     updated = dmljax.scatter(pooled, positions, chosen, axis=1)  # (batch, features)
-    window = dmljax.slice1(updated, (0, 1), (2, 6), (1, -2))  # (2, 3), last column first
+    window = dmljax.slice(updated, (0, 1), (2, 6), (1, -2))  # (2, 3), last column first
     image = dmljax.read_tensor(image_buffer, NHWC)  # (2, 3, 2, 2) from NHWC
     return window + rows + image.sum(axis=(1, 3))[:, :1]
 
@@ -291,7 +291,7 @@ def test_model_data_movement_is_bit_exact():
         rows = dmljax.gather(embeddings, tokens, axis=0)[:, 0]  # (2, 7)
         chosen = dmljax.gather_elements(rows, picks, axis=1)
         updated = dmljax.scatter(rows, positions, chosen, axis=1)
-        return dmljax.slice1(updated, (0, 1), (2, 6), (1, -2)) + dmljax.read_tensor(image_buffer, NHWC)[:, :, 0, 0]
+        return dmljax.slice(updated, (0, 1), (2, 6), (1, -2)) + dmljax.read_tensor(image_buffer, NHWC)[:, :, 0, 0]
 
     embeddings, tokens, _, picks, positions, _, image_buffer = model_args()
     args = embeddings, tokens, picks, positions, image_buffer
@@ -303,7 +303,7 @@ def test_vmap_of_elementwise_operators_stays_one_node():
     data, indices = table(rng, 4, 3, 5), rng.integers(-5, 5, (4, 3, 2)).astype(np.int32)
     fn = jax.vmap(lambda d, i: dmljax.gather_elements(d, i, axis=1, mode="promise_in_bounds"))
     check_export(fn, data, indices, exact_nodes=["GatherElements"])
-    check_export(jax.vmap(lambda d: dmljax.slice1(d, (0, 1), (3, 4), (-1, 2))), data, exact_nodes=["Slice"])
+    check_export(jax.vmap(lambda d: dmljax.slice(d, (0, 1), (3, 4), (-1, 2))), data, exact_nodes=["Slice"])
 
 
 def test_vmap_of_gather_over_the_table_or_the_indices_stays_one_gather():
@@ -412,7 +412,7 @@ def test_scan_over_gather_and_scatter_steps():
 def test_fori_loop_with_constant_and_traced_bounds():
     rng = np.random.default_rng(41)
     data, indices = table(rng, 4, 3), np.array([3, 0, -2, 1], np.int32)
-    body = lambda k, c, i: dmljax.gather(c, i, axis=0) + dmljax.slice1(c, (0, 0), (4, 3), (-1, 1))  # noqa: E731
+    body = lambda k, c, i: dmljax.gather(c, i, axis=0) + dmljax.slice(c, (0, 0), (4, 3), (-1, 1))  # noqa: E731
     fixed = lambda d, i: jax.lax.fori_loop(0, 3, lambda k, c: body(k, c, i), d)  # noqa: E731  (a scan)
     check_body(check_export(fixed, data, indices, nodes=["Loop"]), ["Gather", "Slice"])
     for n in (0, 3):  # a while loop
@@ -427,7 +427,7 @@ def test_cond_and_switch_with_dmljax_operators_in_the_branches(pick):
     data, indices = table(rng, 5, 2), np.array([4, -5, 7], np.int32)
     branches = [
         lambda d, i: dmljax.gather(d, i, axis=0, mode="fill"),
-        lambda d, i: dmljax.slice1(d, (2, 0), (3, 2), (-1, 1)),
+        lambda d, i: dmljax.slice(d, (2, 0), (3, 2), (-1, 1)),
         lambda d, i: dmljax.gather_nd(d, i[:, None] % 5),
     ]
     model = check_export(lambda d, i, p: jax.lax.switch(p, branches, d, i), data, indices, np.int32(pick))
@@ -581,26 +581,26 @@ def test_checked_mode_is_refused(fn):
 @pytest.mark.parametrize(
     "name, fn",
     [
-        ("random_generator", lambda s: dmljax.random_generator(s, (4,))[0]),
-        ("uniform", lambda s: dmljax.uniform(s, (4,))[0]),
-        ("dropout", lambda s: dmljax.dropout(s, jnp.ones(4), 0.5)[0]),
-        ("philox4x32_10", lambda s: dmljax.philox4x32_10(s[:4], s[4:])),
+        ("random_generator", lambda s: dmljax.random.random_generator(s, (4,))[0]),
+        ("uniform", lambda s: dmljax.random.uniform(s, (4,))[0]),
+        ("dropout", lambda s: dmljax.random.dropout(s, jnp.ones(4), 0.5)[0]),
+        ("philox4x32_10", lambda s: dmljax.random.philox4x32_10(s[:4], s[4:])),
     ],
 )
 def test_random_operators_are_refused(name, fn):
-    state = np.asarray(dmljax.make_state(seed=1))
+    state = np.asarray(dmljax.random.make_state(seed=1))
     match = rf"{name}: \w+ must not reach an ONNX export: ONNX's RandomUniform.*not Philox 4x32-10.*got \w+='uint32\["
     with pytest.raises(dmljax.ValidationError, match=match):
         dmljax.onnx.export(fn, state)
 
 
 def test_random_refusal_through_compile_operator():
-    desc = dmljax.RandomGeneratorOperatorDesc(
+    desc = dmljax.descriptors.RandomGeneratorOperatorDesc(
         dmljax.TensorDesc("uint32", (1, 1, 1, 6)), dmljax.TensorDesc("uint32", (1, 1, 1, 8))
     )
-    op = dmljax.compile_operator(desc, "3.0")
+    op = dmljax.descriptors.compile_operator(desc, "3.0")
     with pytest.raises(dmljax.ValidationError, match="random_generator: .* must not reach an ONNX export"):
-        dmljax.onnx.export(lambda s: op(s)[0], np.asarray(dmljax.make_state(seed=1)))
+        dmljax.onnx.export(lambda s: op(s)[0], np.asarray(dmljax.random.make_state(seed=1)))
 
 
 def test_validation_errors_are_dmljax_own():

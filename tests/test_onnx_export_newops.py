@@ -103,9 +103,9 @@ def test_nonzero_coordinates_is_refused_by_name():
 
 def test_cumulative_product_exports_as_the_in_order_loop():
     x = (np.random.default_rng(4).standard_normal((3, 50)) + 1).astype(np.float32)
-    types = exported(lambda v: dmljax.cumulative_product(v, 1, exclusive=True), x, nodes=("Loop",))
+    types = exported(lambda v: dmljax.cumulative_prod(v, 1, exclusive=True), x, nodes=("Loop",))
     assert "CumSum" not in types
-    types = exported(lambda v: dmljax.cumulative_product(v, 1, reverse=True), x, nodes=("Loop",))  # reversed around it
+    types = exported(lambda v: dmljax.cumulative_prod(v, 1, reverse=True), x, nodes=("Loop",))  # reversed around it
     assert "CumSum" not in types
 
 

@@ -74,17 +74,17 @@ def test_complex_data_is_refused_by_name():
 
 
 def test_jax_random_on_prng_impl_keys_is_refused_by_name():
-    data = jax.random.key_data(jax.random.key(0, impl=dmljax.prng_impl))
+    data = jax.random.key_data(jax.random.key(0, impl=dmljax.random.prng_impl))
 
     def fn(words):
-        return jax.random.uniform(jax.random.wrap_key_data(words, impl=dmljax.prng_impl), (3,))
+        return jax.random.uniform(jax.random.wrap_key_data(words, impl=dmljax.random.prng_impl), (3,))
 
     with pytest.raises(dmljax.ValidationError, match=r"jax.random \(random_\w+\): .*must not reach an ONNX export"):
         dmljax.onnx.export(fn, np.asarray(data))
 
 
 def test_opsets_onnxruntime_or_onnx_cannot_load_are_refused():
-    fn, args = (lambda t: dmljax.slice1(t, (0,), (2,), (1,))), (np.ones(3, np.float32),)
+    fn, args = (lambda t: dmljax.slice(t, (0,), (2,), (1,))), (np.ones(3, np.float32),)
     with pytest.raises(dmljax.ValidationError, match=r"opset must be <= \d+, the newest the installed onnx"):
         dmljax.onnx.export(fn, *args, opset=onnx.defs.onnx_opset_version() + 1)
 
@@ -136,7 +136,7 @@ B3 = jax.export.symbolic_shape("B", constraints=("B >= 3",))[0]  # a window may 
 )
 def test_slice1_on_a_symbolic_batch_runs_to_the_end(offset, stride):
     def fn(d):
-        return dmljax.slice1(d, (offset, 0), (d.shape[0] - offset, 2), (stride, 1))
+        return dmljax.slice(d, (offset, 0), (d.shape[0] - offset, 2), (stride, 1))
 
     model = dmljax.onnx.export(fn, jax.ShapeDtypeStruct((B3, 2), np.float32))
     for rows in (5, 8):
@@ -148,7 +148,7 @@ def test_slice1_on_a_symbolic_batch_runs_to_the_end(offset, stride):
 @pytest.mark.parametrize(
     "fn, specs, match",
     [
-        (lambda d: dmljax.slice1(d, (0, 0), (d.shape[0], 2), (1, 1), (1, 2)), [((B, 2), np.float32)], r"window\[0\]"),
+        (lambda d: dmljax.slice(d, (0, 0), (d.shape[0], 2), (1, 1), (1, 2)), [((B, 2), np.float32)], r"window\[0\]"),
         (
             lambda d, i: dmljax.gather(d, i),
             [((B, 2), np.float32), ((3,), np.int32)],

@@ -93,7 +93,7 @@ def run_dmljax(node, inputs):
             count = len(node.output)
             outs = list(dmljax.split_tensor(inputs[0], [inputs[0].shape[axis] // count] * count, axis))
         return outs
-    return [dmljax.join(inputs, attrs["axis"])]
+    return [dmljax.concatenate(inputs, attrs["axis"])]
 
 
 CASES = onnx_cases()
@@ -133,7 +133,7 @@ EXPORTS = {
     "pad_symmetric": lambda x: dmljax.pad(x, [0, 1, 2, 0], [0, 2, 3, 5], "symmetric"),
     "pad_wrap": lambda x: dmljax.pad(x, [0, 1, 2, 0], [0, 2, 4, 5], "wrap"),
     "tile": lambda x: dmljax.tile(x, [2, 1, 3, 2]),
-    "join_split": lambda x: dmljax.join(dmljax.split_tensor(x, [1, 3], 1)[::-1], 1),
+    "join_split": lambda x: dmljax.concatenate(dmljax.split_tensor(x, [1, 3], 1)[::-1], 1),
     "space_to_depth_dcr": lambda x: dmljax.space_to_depth(x[:, :, :2], 2),
     "space_to_depth_crd": lambda x: dmljax.space_to_depth(x[:, :, :2], 2, "CRD"),
     "depth_to_space_dcr": lambda x: dmljax.depth_to_space(x, 2),

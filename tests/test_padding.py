@@ -119,3 +119,52 @@ PAGE_OUTPUTS = {  # DML_PADDING1_OPERATOR_DESC's examples 3 and 4: StartPadding 
 def test_page_examples(mode):
     out = dmljax.pad(PAGE_INPUT, [0, 0, 1, 2], [0, 0, 3, 4], mode)
     np.testing.assert_array_equal(out[0, 0], PAGE_OUTPUTS[mode])
+
+
+@pytest.mark.parametrize(
+    ("value", "match"),
+    [
+        (None, r"pad: value must be a number \(the constant of constant mode\); got value=None"),
+        ("3", r"pad: value must be a number .*got value='3'"),
+        (b"3", r"pad: value must be a number .*got value=b'3'"),
+        (1 + 2j, r"pad: value must be real for input.dtype float32; got value=\(1\+2j\)"),
+    ],
+)
+def test_value_of_the_wrong_kind_is_refused_by_name(value, match):
+    """Issue 39 class 10: JAX's raw ValueError/TypeError before (and 1+2j lost its imaginary part)."""
+    with pytest.raises(ValidationError, match=match):
+        dmljax.pad(np.zeros(2, np.float32), [1], [1], value=value)
+    with pytest.raises(ValidationError, match=r"pad: value must be real"):
+        jax.jit(lambda v: dmljax.pad(np.zeros(2, np.float32), [1], [1], value=v))(jnp.complex64(1))
+    assert dmljax.pad(np.zeros(1, np.complex64), [1], [0], value=1 + 2j)[0] == 1 + 2j
+    assert dmljax.pad(np.zeros(1, np.int8), [1], [0], value=jnp.bfloat16(-2.5))[0] == -2
+
+
+@pytest.mark.parametrize("mode", ["edge", "reflection", "symmetric", "wrap"])
+def test_empty_padded_axis_is_refused_by_name(mode):
+    """Issue 39 class 10: jnp.pad's raw ValueError (edge: a raw slice TypeError) before. An
+    empty axis the mode does not read (no padding there) stays valid, as in constant mode."""
+    x = np.zeros((0, 3), np.float32)
+    with pytest.raises(ValidationError, match=rf"pad: input.shape\[0\] must be >= 1 where {mode} padding reads it"):
+        dmljax.pad(x, [1, 0], [0, 0], mode)
+    assert dmljax.pad(x, [0, 1], [0, 2], mode).shape == (0, 6)
+    assert dmljax.pad(x, [1, 0], [2, 0]).shape == (3, 3)
+
+
+def test_numpy_spellings():
+    """Issue 39 class 17: np.pad's pad_width and "reflect"; each equals np.pad's result."""
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    np.testing.assert_array_equal(dmljax.pad(x[0], [(5, 5)]), np.pad(x[0], [(5, 5)]))
+    for width in (2, (1, 2), [(1, 2), (0, 3)], [[2], [1]]):
+        np.testing.assert_array_equal(dmljax.pad(x, width, "reflect"), np.pad(x, width, "reflect"))
+        np.testing.assert_array_equal(dmljax.pad(x, width, mode="symmetric"), np.pad(x, width, "symmetric"))
+    np.testing.assert_array_equal(dmljax.pad(x, [1, 2], [2, 1], "REFLECT"), np.pad(x, [(1, 2), (2, 1)], "reflect"))
+    for width, match in (
+        ([(1, 2, 3)], r"start_padding must be np.pad's pad_width .*got start_padding=\[\(1, 2, 3\)\]"),
+        ([(1, 2)] * 3, r"start_padding must be np.pad's pad_width"),
+        ([(1.5, 2)], r"start_padding\[0\] must be a Python integer; got start_padding\[0\]=1.5"),
+    ):
+        with pytest.raises(ValidationError, match=match):
+            dmljax.pad(x[0], width)
+    with pytest.raises(ValidationError, match=r"pad: end_padding must be a sequence of ints .*got end_padding='wrap'"):
+        dmljax.pad(x, 1, "wrap", mode="edge")

@@ -7,8 +7,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from dmljax import ValidationError, philox4x32_10
+from dmljax import ValidationError
 from dmljax._random.philox import PHILOX_M4X32_0, PHILOX_M4X32_1, add_128, mulhi
+from dmljax.random import philox4x32_10
 from tests import reference
 from tests.multidevice import run_json
 

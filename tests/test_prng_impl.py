@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import dmljax
-from dmljax import fold_in, make_state, prng_impl, random_generator, split
 from dmljax._random.prng_impl import NAME
 from dmljax._random.prng_impl import _words as prng_words
+from dmljax.random import fold_in, make_state, prng_impl, random_generator, split
 from tests import reference
 
 STATE = make_state(0x5EED, counter=2**64 - 2)  # a carry into word 2 after two blocks
@@ -145,7 +145,7 @@ def test_flax_nnx_dropout_runs_on_the_philox_stream():
     assert set(np.asarray(y).tolist()) <= {0.0, 2.0}
     again = nnx.Dropout(0.5, rngs=nnx.Rngs(dropout=key()))(jnp.ones(16))
     np.testing.assert_array_equal(y, again)
-    assert dmljax.prng_impl is prng_impl
+    assert dmljax.random.prng_impl is prng_impl
 
 
 def test_randomness_guide_flax_and_equinox_block_runs():
@@ -213,10 +213,10 @@ def test_jax_config_update_of_the_default_prng_impl_in_a_fresh_process():
 import jax, numpy as np, dmljax
 jax.config.update("jax_default_prng_impl", {NAME!r})
 assert jax.random.key_impl(jax.random.key(3)) == {NAME!r}
-np.testing.assert_array_equal(jax.random.key_data(jax.random.key(3)), dmljax.make_state(3))
-np.testing.assert_array_equal(jax.random.PRNGKey(3), dmljax.make_state(3))  # legacy raw keys: the state
+np.testing.assert_array_equal(jax.random.key_data(jax.random.key(3)), dmljax.random.make_state(3))
+np.testing.assert_array_equal(jax.random.PRNGKey(3), dmljax.random.make_state(3))  # legacy raw keys: the state
 np.testing.assert_array_equal(
-    jax.random.bits(jax.random.PRNGKey(3), (4,)), dmljax.random_generator(dmljax.make_state(3), (4,))[0]
+    jax.random.bits(jax.random.PRNGKey(3), (4,)), dmljax.random.random_generator(dmljax.random.make_state(3), (4,))[0]
 )
 jax.config.update("jax_default_prng_impl", "threefry2x32")
 assert jax.random.key_impl(jax.random.key(3)) == "threefry2x32"
@@ -270,7 +270,7 @@ def test_an_orbax_checkpoint_restores_in_a_fresh_process_that_imports_dmljax(tmp
     code = f"""
 import jax, dmljax, orbax.checkpoint as ocp
 from flax import nnx
-abstract = nnx.state(nnx.eval_shape(lambda: nnx.Rngs(dropout=jax.random.key(0, impl=dmljax.prng_impl))))
+abstract = nnx.state(nnx.eval_shape(lambda: nnx.Rngs(dropout=jax.random.key(0, impl=dmljax.random.prng_impl))))
 with ocp.StandardCheckpointer() as checkpointer:
     state = checkpointer.restore({str(tmp_path / "rngs")!r}, abstract)
 key = state["dropout"]["key"].get_value()

@@ -7,14 +7,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from dmljax import (
-    DataType,
-    FeatureLevel,
-    ValidationError,
-    make_state,
-    random_generator,
-)
+from dmljax import DataType, ValidationError
 from dmljax._descriptors.random_generator import RANDOM_GENERATOR_SUPPORT
+from dmljax.descriptors import FeatureLevel
+from dmljax.random import make_state, random_generator
 from tests import reference
 
 

@@ -6,17 +6,8 @@ import numpy as np
 import pytest
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from dmljax import (
-    ValidationError,
-    bernoulli,
-    dropout,
-    make_state,
-    normal,
-    philox4x32_10,
-    randint,
-    random_generator,
-    uniform,
-)
+from dmljax import ValidationError
+from dmljax.random import bernoulli, dropout, make_state, normal, philox4x32_10, randint, random_generator, uniform
 
 STATE = make_state(3)
 

@@ -13,9 +13,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from dmljax import config, make_state, normal, randint, random_generator, uniform
+from dmljax import config
 from dmljax._random import philox_layout
 from dmljax._random.philox import PHILOX_ROUNDS
+from dmljax.random import make_state, normal, randint, random_generator, uniform
 from tests import reference
 
 STATE = make_state(0x0DDBA11, counter=2**32 - 77)

@@ -42,18 +42,18 @@ SCRIPT = textwrap.dedent(
 
     COLLECTIVES = r"all-gather|all-reduce|all-to-all|collective-permute|reduce-scatter"
     ARRAYS = r"\\b(?:pred|bf16|[suf]\\d+)\\[([\\d,]*)\\]"
-    state = dmljax.make_state(7, counter=2**32 - 100)
+    state = dmljax.random.make_state(7, counter=2**32 - 100)
 
     def call(name, shape, **kw):
         if name == "random_generator":
-            return lambda s: dmljax.random_generator(s, shape, **kw)
+            return lambda s: dmljax.random.random_generator(s, shape, **kw)
         if name == "bernoulli":
-            return lambda s: dmljax.bernoulli(s, 0.3, shape, **kw)
+            return lambda s: dmljax.random.bernoulli(s, 0.3, shape, **kw)
         if name == "dropout":
-            return lambda s: dmljax.dropout(s, jnp.ones(shape), 0.25, **kw)
+            return lambda s: dmljax.random.dropout(s, jnp.ones(shape), 0.25, **kw)
         if name == "randint":
-            return lambda s: dmljax.randint(s, shape, -3, 1000, **kw)
-        return lambda s: getattr(dmljax, name)(s, shape, **kw)
+            return lambda s: dmljax.random.randint(s, shape, -3, 1000, **kw)
+        return lambda s: getattr(dmljax.random, name)(s, shape, **kw)
 
     results = []
     for name, shape, mesh_shape, spec, explicit in json.loads(sys.argv[1]):

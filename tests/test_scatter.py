@@ -8,9 +8,10 @@ from jax.experimental import checkify
 from jax.test_util import check_grads
 
 import dmljax
-from dmljax import DataType, FeatureLevel, ValidationError
+from dmljax import DataType, ValidationError
 from dmljax._descriptors.scatter import SCATTER_SUPPORT
 from dmljax._descriptors.support import support_at
+from dmljax.descriptors import FeatureLevel
 from tests import reference
 
 DATA_TYPES = ["float32", "float16", "bfloat16", "int32", "int16", "int8", "uint32", "uint16", "uint8", "bool"]

@@ -223,11 +223,10 @@ def test_promise_in_bounds_on_valid_ids():
 
 def test_checked_mode_raises_for_concrete_ids():
     data = jnp.arange(3.0)
-    with pytest.raises(
-        IndexError, match=r"segment_sum: segment id -1 .*num_segments 3 \(segment_ids\[1\]; valid range \[0, 2\]\)"
-    ):
+    message = r"segment_sum: index -1 is out of bounds for axis 0 with size 3 \(segment_ids\[1\]; valid range \[0, 2\]"
+    with pytest.raises(IndexError, match=message):
         dmljax.segment_sum(data, np.array([0, -1, 5]), 3, mode="checked")
-    with pytest.raises(IndexError, match=r"segment_max: segment id 5 .*segment_ids\[2\]"):
+    with pytest.raises(IndexError, match=r"segment_max: index 5 is out of bounds .*\(segment_ids\[2\]; valid range"):
         dmljax.segment_max(data, jnp.array([0, 1, 5]), 3, mode="checked")
     np.testing.assert_array_equal(dmljax.segment_sum(data, np.array([0, 2, 2]), 3, mode="checked"), [0, 0, 3])
 
@@ -238,7 +237,19 @@ def test_checked_mode_under_checkify():
     assert error.get() is None
     np.testing.assert_array_equal(out, [0, 0, 3])
     error, _ = f(jnp.arange(3.0), jnp.array([0, 7, 2]))
-    assert "segment id 7 is out of range for num_segments 3 (segment_ids[1]" in error.get()
+    message = "segment_sum: index 7 is out of bounds for axis 0 with size 3 (segment_ids[1]; valid range [0, 2])."
+    assert message in error.get()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_checked_mode_under_plain_jit_is_refused_by_name(name):
+    """Issue 39 class 3: JAX's raw "unfunctionalized checkify.check" ValueError before; now
+    dmljax's ValidationError naming the function and the mode, as scatter_nd's."""
+    f = jax.jit(lambda d, i: FUNCTIONS[name](d, i, 3, mode="checked"))
+    with pytest.raises(
+        ValidationError, match=rf"segment_{name}: mode must run under jax.experimental.checkify.checkify"
+    ):
+        f(jnp.arange(3.0), jnp.array([0, 1, 2]))
 
 
 # ----- the promises --------------------------------------------------------------------------
@@ -495,3 +506,30 @@ def test_onnx_export_equals_onnxruntime(name, mode):
     (got,) = session.run(None, feeds)
     assert_same(got, jax.jit(fn)(data, ids))
     assert_same(got, oracle(name, data, ids, 6, "clip" if mode == "clip" else "drop"))
+
+
+@pytest.mark.parametrize("shape", [(3, 7), (5, 7), (3, 6, 2)])
+def test_mean_under_vmap_with_shared_ids_is_bit_exact(shape):
+    """Issue 39 class 2: with shared ids the count was unbatched, so the batched division
+    became a product with a broadcast reciprocal (last-bit differences). The ones the count
+    sums now carry data's batch axis."""
+    rng = np.random.default_rng(39)
+    f = lambda d, i: dmljax.segment_mean(d, i, 5)  # noqa: E731
+    for _ in range(5):
+        data = rng.standard_normal(shape).astype(np.float32)
+        ids = rng.integers(0, 5, shape[1])
+        loop = np.stack([np.asarray(f(d, ids)) for d in data])
+        assert_same(jax.vmap(f, in_axes=(0, None))(data, ids), loop)
+        assert_same(jax.jit(jax.vmap(lambda d, ids=ids: f(d, ids)))(data), loop)
+
+
+def test_tie_gradients_go_to_one_row_unlike_jax_ops():
+    """Issue 39 class 16 (the docstrings and guide say so): the last tied row takes the whole
+    cotangent; jax.ops shares it among ties."""
+    ids = np.array([0, 0, 0])
+    grad = lambda f, d: jax.grad(lambda d: f(d, ids, 1).sum())(jnp.array(d))  # noqa: E731
+    np.testing.assert_array_equal(grad(dmljax.segment_max, [2.0, 2.0, 1.0]), [0, 1, 0])
+    np.testing.assert_array_equal(grad(jax.ops.segment_max, [2.0, 2.0, 1.0]), [0.5, 0.5, 0])
+    np.testing.assert_array_equal(grad(dmljax.segment_min, [1.0, 3.0, 1.0]), [0, 0, 1])
+    for f in (dmljax.segment_max, dmljax.segment_min):
+        assert "jax.ops.segment_" in f.__doc__ and "shares it among" in f.__doc__

@@ -161,3 +161,24 @@ def test_fill_under_jit():
 def test_fill_errors(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+@pytest.mark.parametrize("param", ["start", "delta"])
+@pytest.mark.parametrize("value", [None, 1 + 2j, "1", b"1", True, [1], np.array([1.0])])
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+def test_fill_start_and_delta_of_the_wrong_kind(param, value, dtype):
+    """Issue 39 class 11: None and 1+2j raised float()'s raw TypeError, "1" was taken as 1."""
+    args = {"start": 1, "delta": 1, param: value}
+    with pytest.raises(ValidationError, match=rf"fill_value_sequence: {param} must be a real number .*got {param}="):
+        dmljax.fill_value_sequence([3], dtype, **args)
+
+
+def test_fill_numpy_scalars_and_huge_integers():
+    np.testing.assert_array_equal(dmljax.fill_value_sequence([3], "int32", np.int64(3), np.float32(2.0)), [3, 5, 7])
+    assert dmljax.fill_value_sequence([2], "float32", np.array(1.5), jnp.bfloat16(0.5)).tolist() == [1.5, 2.0]
+    with pytest.raises(ValidationError, match=r"start must be an integer in \[-128, 127\].*got start=1000000000"):
+        dmljax.fill_value_sequence([2], "int8", 10**400, 1)
+    with pytest.raises(ValidationError, match=r"start must be an integer in .*got start=nan"):
+        dmljax.fill_value_sequence([2], "int8", float("nan"), 1)
+    with pytest.raises(ValidationError, match=r"start must be a number that dtype float32 can hold"):
+        dmljax.fill_value_sequence([2], "float32", 10**400, 1)

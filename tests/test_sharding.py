@@ -39,13 +39,13 @@ SCRIPT = textwrap.dedent(
 
     COLLECTIVES = r"all-gather|all-reduce|all-to-all|collective-permute|reduce-scatter"
     mesh = Mesh(np.array(jax.devices()), ("x",))
-    state = dmljax.make_state(7, counter=2**32 - 100)
-    single = jax.jit(dmljax.random_generator, static_argnums=1)
+    state = dmljax.random.make_state(7, counter=2**32 - 100)
+    single = jax.jit(dmljax.random.random_generator, static_argnums=1)
     results = []
     for shape, spec in json.loads(sys.argv[1]):
         shape = tuple(shape)
         out = (NamedSharding(mesh, P(*spec)), NamedSharding(mesh, P()))
-        sharded = jax.jit(dmljax.random_generator, static_argnums=1, out_shardings=out)
+        sharded = jax.jit(dmljax.random.random_generator, static_argnums=1, out_shardings=out)
         hlo = sharded.lower(state, shape).compile().as_text()
         bits, next_state = sharded(state, shape)
         want_bits, want_state = single(state, shape)

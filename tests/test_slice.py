@@ -7,21 +7,22 @@ import pytest
 from jax.test_util import check_grads
 
 import dmljax
-from dmljax import DataType, FeatureLevel, ValidationError
+from dmljax import DataType, ValidationError
 from dmljax._descriptors.slice1 import SLICE1_SUPPORT
 from dmljax._descriptors.support import support_at
+from dmljax.descriptors import FeatureLevel
 from tests import reference
 
 SEED_INPUT = np.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4)
 
 
 def test_seed_example_1_positive_strides():
-    out = dmljax.slice1(SEED_INPUT, [0, 0, 0, 1], [1, 1, 4, 3], [1, 1, 2, 2])
+    out = dmljax.slice(SEED_INPUT, [0, 0, 0, 1], [1, 1, 4, 3], [1, 1, 2, 2])
     np.testing.assert_array_equal(out, [[[[2, 4], [10, 12]]]])
 
 
 def test_seed_example_2_negative_stride():
-    out = dmljax.slice1(SEED_INPUT, [0, 0, 0, 1], [1, 1, 4, 3], [1, 1, -2, 2])
+    out = dmljax.slice(SEED_INPUT, [0, 0, 0, 1], [1, 1, 4, 3], [1, 1, -2, 2])
     np.testing.assert_array_equal(out, [[[[14, 16], [6, 8]]]])
 
 
@@ -45,14 +46,14 @@ def test_random_against_oracle(seed):
     data = (rng.standard_normal(shape) * 10).astype(jnp.dtype(dtype))
     offsets, sizes, strides, outs = random_window(rng, shape)
     output_sizes = outs if seed % 2 else None
-    out = dmljax.slice1(data, offsets, sizes, strides, output_sizes)
+    out = dmljax.slice(data, offsets, sizes, strides, output_sizes)
     np.testing.assert_array_equal(np.asarray(out), reference.slice1(data, offsets, sizes, strides, output_sizes))
     assert out.dtype == jnp.dtype(dtype)
 
 
 def test_64bit_under_x64(x64):
     data = np.arange(30, dtype=np.uint64).reshape(5, 6) * 2**40
-    out = dmljax.slice1(data, [1, 0], [4, 6], [-2, 5])
+    out = dmljax.slice(data, [1, 0], [4, 6], [-2, 5])
     assert out.dtype == jnp.uint64
     np.testing.assert_array_equal(out, reference.slice1(data, [1, 0], [4, 6], [-2, 5]))
 
@@ -60,7 +61,7 @@ def test_64bit_under_x64(x64):
 @pytest.mark.hlo
 def test_lowers_to_slice_and_reverse_never_a_gather():
     """If this fails: docs/design/strided-lowering.md (negative strides are a slice and a reverse)."""
-    hlo = jax.jit(lambda x: dmljax.slice1(x, [0, 1], [4, 3], [-2, 2])).lower(jnp.zeros((4, 4))).as_text()
+    hlo = jax.jit(lambda x: dmljax.slice(x, [0, 1], [4, 3], [-2, 2])).lower(jnp.zeros((4, 4))).as_text()
     assert "stablehlo.slice" in hlo and "stablehlo.reverse" in hlo
     assert "gather" not in hlo
 
@@ -68,11 +69,11 @@ def test_lowers_to_slice_and_reverse_never_a_gather():
 def test_jit_vmap_and_grad():
     rng = np.random.default_rng(0)
     data = rng.standard_normal((3, 5, 6)).astype(np.float32)
-    f = lambda x: dmljax.slice1(x, [1, 0], [4, 5], [-1, 2], [3, 2])  # noqa: E731
+    f = lambda x: dmljax.slice(x, [1, 0], [4, 5], [-1, 2], [3, 2])  # noqa: E731
     np.testing.assert_array_equal(jax.jit(f)(data[0]), reference.slice1(data[0], [1, 0], [4, 5], [-1, 2], [3, 2]))
     np.testing.assert_array_equal(jax.vmap(f)(data), np.stack([f(d) for d in data]))
     check_grads(f, (data[0],), order=2, modes=("fwd", "rev"))
-    grad = jax.grad(lambda x: jnp.sum(dmljax.slice1(x, [0], [5], [-2])))(jnp.zeros(6))
+    grad = jax.grad(lambda x: jnp.sum(dmljax.slice(x, [0], [5], [-2])))(jnp.zeros(6))
     np.testing.assert_array_equal(grad, [1, 0, 1, 0, 1, 0])
 
 
@@ -92,14 +93,14 @@ def test_jit_vmap_and_grad():
 )
 def test_errors(args, pattern):
     with pytest.raises(ValidationError, match=pattern):
-        dmljax.slice1(jnp.zeros(4), *args)
+        dmljax.slice(jnp.zeros(4), *args)
 
 
 def test_rank_errors():
     with pytest.raises(ValidationError, match=r"input.ndim must be in \[1, 8\]; got input.ndim=0"):
-        dmljax.slice1(jnp.zeros(()), [], [], [])
+        dmljax.slice(jnp.zeros(()), [], [], [])
     with pytest.raises(ValidationError, match=r"input.ndim=9"):
-        dmljax.slice1(jnp.zeros((1,) * 9), [0] * 9, [1] * 9, [1] * 9)
+        dmljax.slice(jnp.zeros((1,) * 9), [0] * 9, [1] * 9, [1] * 9)
 
 
 def test_support_table():

@@ -136,7 +136,9 @@ def test_vmap_of_the_sorted_fold(reduction, kernel):
     t = np.stack([targets_for(rng, "hot", 300, 9) for _ in range(3)]).astype(np.int64) % 9
     u = np.stack([order_sensitive(rng, 300, "float32", reduction) for _ in range(3)])
     x = np.stack([order_sensitive(rng, 9, "float32", reduction) for _ in range(3)])
-    with dmljax.config.override(cpu_ordered_scatter=False, ordered_fold_kernel_interpret=kernel):
+    with dmljax.config.override(
+        cpu_ordered_scatter=False, ordered_fold_kernel=True, ordered_fold_kernel_interpret=kernel
+    ):
         out = jax.vmap(lambda x, t, u: dmljax.scatter(x, t, u, reduction=reduction))(x, t, u)
     loop = [ufunc_at(x[b], t[b].astype(np.uint32), u[b], reduction) for b in range(3)]
     np.testing.assert_array_equal(out, np.stack(loop))
@@ -380,6 +382,13 @@ SHARDED_SCRIPT = textwrap.dedent(
         k = targets.reshape(8, -1)[r]
         np.add.at(rows[r], k[k < n], updates.reshape(8, -1)[r][k < n])
     out["vmap"] = bool(np.array_equal(vm, np.stack(rows)))
+    ones = np.ones(n, np.float32)
+    vm = jax.jit(jax.vmap(mul, in_axes=(None, 0, 0)))(ones, t.reshape(8, -1), f.reshape(8, -1))
+    rows = [np.ones(n, np.float32) for _ in range(8)]
+    for r in range(8):
+        k = targets.reshape(8, -1)[r]
+        np.multiply.at(rows[r], k[k < n], factors.reshape(8, -1)[r][k < n])
+    out["vmap mul"] = bool(np.array_equal(vm, np.stack(rows)))
     exported = jax.export.export(jax.jit(add))(x, targets, updates)
     out["export"] = bool(np.array_equal(exported.call(x, targets, updates), want))
     g = jax.jit(jax.grad(lambda x, u: jnp.sum(add(x, t, u) * np.arange(n)), (0, 1)))(x, u)
@@ -394,9 +403,10 @@ SHARDED_SCRIPT = textwrap.dedent(
 def test_sharded_programs_equal_ufunc_at():
     """8 host devices, updates sharded: the replicated partitions (the in-order scatter on
     each device, or the fold), XLA's partitioning of the fold, a one-device jit and
-    ``jax.export`` on the same host, vmap and grad: all bit for bit ``np.add.at``/``np.multiply.at``."""
+    ``jax.export`` on the same host, vmap (of the add's primitive, of the mul's batching rule)
+    and grad: all bit for bit ``np.add.at``/``np.multiply.at``."""
     result = run_json(SHARDED_SCRIPT)
-    assert result == dict.fromkeys(result, True) and len(result) == 10, result
+    assert result == dict.fromkeys(result, True) and len(result) == 11, result
 
 
 @pytest.mark.parametrize("reduction", ["add", "mul"])
@@ -423,7 +433,7 @@ def test_empty_data_drops_every_update(formulation):
 @pytest.fixture
 def kernel_on_the_cpu():
     """The fold's steps in the Pallas kernel on XLA CPU (interpret mode), as a CUDA GPU runs them."""
-    with dmljax.config.override(ordered_fold_kernel_interpret=True):
+    with dmljax.config.override(ordered_fold_kernel=True, ordered_fold_kernel_interpret=True):
         yield
 
 
@@ -550,7 +560,9 @@ def test_serialized_programs_fold_in_the_lax_form(reduction, interpreted):
     t = targets_for(rng, "hot", 400, 30)
     u, x = order_sensitive(rng, 400, "float32", reduction), order_sensitive(rng, 30, "float32", reduction)
     f = jax.jit(lambda x, t, u: combine(x, t, u, reduction))
-    with dmljax.config.override(cpu_ordered_scatter=False, ordered_fold_kernel_interpret=interpreted):
+    with dmljax.config.override(
+        cpu_ordered_scatter=False, ordered_fold_kernel=True, ordered_fold_kernel_interpret=interpreted
+    ):
         exported = export.export(f)(x, t, u)
         jitted = f.lower(x, t, u).as_text()
     text = exported.mlir_module()
@@ -576,3 +588,17 @@ def test_the_kernel_lanes_past_a_block():
             want[r] = np.float32(want[r] + u[s + k])
     got = fold_kernel.fold_runs(acc, u, starts.astype(np.uint32), lengths.astype(np.uint32), jnp.add, True)
     assert np.asarray(got).tobytes() == want.tobytes()
+
+
+def test_the_kernel_default_follows_the_jax_version():
+    """Pallas' Triton backend is deprecated from jax 0.11: the compiled kernel is on by
+    default before it, the lax form (the same bits) from it (docs/design/ordered-reductions.md)."""
+    from dmljax._core.config import OPTIONS, PALLAS_TRITON_CURRENT  # noqa: PLC0415
+
+    version = tuple(int("".join(c for c in p if c.isdigit())) for p in jax.__version__.split(".")[:2])
+    assert PALLAS_TRITON_CURRENT == (version < (0, 11))
+    assert next(o.default for o in OPTIONS if o.name == "ordered_fold_kernel") == PALLAS_TRITON_CURRENT
+    args = (jnp.zeros(8), jnp.array([1, 1, 3], jnp.uint32), jnp.ones(3))
+    fold = lambda x, t, u: sorted_fold.fold(x, t, u, "add")  # noqa: E731
+    with dmljax.config.override(ordered_fold_kernel=PALLAS_TRITON_CURRENT, ordered_fold_kernel_interpret=True):
+        assert (KERNEL in str(jax.make_jaxpr(fold)(*args))) == PALLAS_TRITON_CURRENT

@@ -564,7 +564,7 @@ def test_big_nhwc_read_is_one_plain_transpose_for_gpus():
 
 
 def _x64_calls():
-    from dmljax import ScatterOperatorDesc, compile_operator
+    from dmljax.descriptors import ScatterOperatorDesc, compile_operator
 
     desc = TensorDesc("float32", (2, 3), (1, 2))
     data, index = TensorDesc("float32", (5,)), TensorDesc("uint32", (4,))
@@ -608,3 +608,23 @@ def test_int64_host_buffers_for_int32_convert_when_they_fit(x64):
         np.testing.assert_array_equal(got, np.arange(4))
         with pytest.raises(ValidationError, match=r"buffer.dtype must be INT32.*exactly.*got buffer.dtype='int64'"):
             dmljax.read_tensor(np.array([0, 1, 2, 2**40]), desc)
+
+
+@pytest.mark.parametrize("x64", [False, True], ids=["x64 off", "x64 on"])
+@pytest.mark.parametrize(("host", "target"), [(np.int32, "uint32"), (np.int8, "uint8"), (np.int64, "uint64")])
+def test_host_buffers_convert_value_exact_never_by_bits(host, target, x64):
+    """Issue 39 class 19: an int32 -1 for a UINT32 descriptor round-trips through uint32, so
+    it was read as 4294967295; the rule is value-exact: refused, naming the first such value."""
+    if target == "uint64" and not x64:
+        pytest.skip("64-bit descriptors need x64")
+    desc = TensorDesc(target, (3,))
+    with jax.enable_x64(x64):
+        np.testing.assert_array_equal(dmljax.read_tensor(np.array([0, 5, 7], host), desc), [0, 5, 7])
+        with pytest.raises(
+            ValidationError, match=r"buffer.dtype must be UINT.*exactly.*got buffer.dtype='int.*buffer\[1\] = -1"
+        ):
+            dmljax.read_tensor(np.array([0, -1, 7], host), desc)
+        bits = dmljax.read_tensor(np.array([0, -1, 7], host).view(np.dtype(target)), desc)  # the bytes: a view
+        assert int(bits[1]) == np.iinfo(target).max
+    with pytest.raises(ValidationError, match=r"buffer.dtype must be INT8.*buffer\[0\] = 200"):
+        dmljax.read_tensor(np.array([200], np.uint8), TensorDesc("int8", (1,)))

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import dmljax
-from dmljax import DataType, FeatureLevel, TensorDesc, ValidationError, calc_buffer_tensor_size, packed_strides
+from dmljax import DataType, TensorDesc, ValidationError, calc_buffer_tensor_size, packed_strides
+from dmljax.descriptors import FeatureLevel
 from tests import reference
 
 # --- the strides page's worked examples ----------------------------------------------

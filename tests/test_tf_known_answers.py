@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from jax import lax
 
-from dmljax import dropout, normal, randint, random_generator, state_from_tf_seed, uniform
+from dmljax.random import dropout, normal, randint, random_generator, state_from_tf_seed, uniform
 from tests import tf_known_answers as known
 
 # Unsigned views of each dtype's bits (the constants are bit patterns).

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from jax import lax
 
-from dmljax import ValidationError, normal, randint, random_generator, state_from_tf_seed, uniform
+from dmljax import ValidationError
+from dmljax.random import normal, randint, random_generator, state_from_tf_seed, uniform
 from tests import reference
 
 SEEDS = [[0, 0], [1, 2], [-1, 5], [2**31 - 1, -(2**31)], [123456789, -987654321]]

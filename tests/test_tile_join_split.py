@@ -40,7 +40,7 @@ def test_join_and_split_against_oracle(seed):
     for size in sizes:
         shape[axis] = size
         inputs.append(random_data(rng, tuple(shape), DTYPES[seed]))
-    joined = dmljax.join(inputs, axis)
+    joined = dmljax.concatenate(inputs, axis)
     np.testing.assert_array_equal(np.asarray(joined), reference.join(inputs, axis % rank))
     pieces = dmljax.split_tensor(joined, sizes, axis)
     assert len(pieces) == len(sizes)
@@ -54,7 +54,7 @@ def test_64bit_under_x64(x64):
     np.testing.assert_array_equal(dmljax.tile(data, [2, 1]), reference.tile(data, [2, 1]))
     a, b = dmljax.split_tensor(data, [1, 2], axis=1)
     assert a.dtype == jnp.int64
-    np.testing.assert_array_equal(dmljax.join([a, b], 1), data)
+    np.testing.assert_array_equal(dmljax.concatenate([a, b], 1), data)
 
 
 def test_jit_vmap_and_grads():
@@ -66,7 +66,7 @@ def test_jit_vmap_and_grads():
     for k, got in enumerate(jax.vmap(split)(x)):
         np.testing.assert_array_equal(got, np.stack([pieces[k] for pieces in loop]))
     check_grads(lambda v: dmljax.tile(v, [2, 2, 1]), (x,), order=1, modes=["fwd", "rev"])
-    check_grads(lambda v, w: dmljax.join([v, w, v], 1), (x, x[:, :1]), order=1, modes=["fwd", "rev"])
+    check_grads(lambda v, w: dmljax.concatenate([v, w, v], 1), (x, x[:, :1]), order=1, modes=["fwd", "rev"])
     check_grads(lambda v: dmljax.split_tensor(v, [2, 1], 2), (x,), order=1, modes=["fwd", "rev"])
 
 
@@ -75,13 +75,14 @@ def test_jit_vmap_and_grads():
     [
         (lambda: dmljax.tile(np.ones((2, 2)), [1, 0]), ValidationError, r"tile: repeats\[1\] must be in \[1, .*=0"),
         (lambda: dmljax.tile(np.ones((2, 2)), [1]), ValidationError, r"repeats must have one entry per dimension"),
-        (lambda: dmljax.join([], 0), ValidationError, r"join: inputs must be a non-empty sequence"),
-        (lambda: dmljax.join([np.ones((2, 2)), np.ones((3, 3))], 0), ValidationError,
+        (lambda: dmljax.concatenate([], 0), ValidationError, r"join: inputs must be a non-empty sequence"),
+        (lambda: dmljax.concatenate([np.ones((2, 2)), np.ones((3, 3))], 0), ValidationError,
          r"join: inputs\[1\]\.shape\[1\] must equal inputs\[0\]\.shape\[1\] \(2\); got .*=3"),
-        (lambda: dmljax.join([np.ones(2), np.ones((1, 2))], 0), ValidationError, r"inputs\[1\]\.ndim must equal"),
-        (lambda: dmljax.join([np.ones(2, np.float32), np.ones(2, np.int32)], 0), TypeError,
+        (lambda: dmljax.concatenate([np.ones(2), np.ones((1, 2))], 0), ValidationError,
+         r"inputs\[1\]\.ndim must equal"),
+        (lambda: dmljax.concatenate([np.ones(2, np.float32), np.ones(2, np.int32)], 0), TypeError,
          r"join: inputs\[1\]\.dtype must equal inputs\[0\]\.dtype \(float32\)"),
-        (lambda: dmljax.join([np.ones(2)], 1), ValidationError, r"join: axis must be in \[-1, 1\); got axis=1"),
+        (lambda: dmljax.concatenate([np.ones(2)], 1), ValidationError, r"join: axis must be in \[-1, 1\); got axis=1"),
         (lambda: dmljax.split_tensor(np.ones(5), [2, 2], 0), ValidationError,
          r"split_tensor: sizes must be non-empty and add up to input\.shape\[0\] \(5\); got sizes=\(2, 2\)"),
         (lambda: dmljax.split_tensor(np.ones(5), [5, 0], 0), ValidationError, r"sizes\[1\] must be in \[1, "),

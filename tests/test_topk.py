@@ -165,3 +165,18 @@ def test_float32_keys_take_xla_cpus_fast_top_k(cpu):
     with dmljax.config.override(cpu_float_top_k=False):
         text = jax.jit(lambda x: dmljax.top_k(x, 8)).lower(x).compile().as_text()
     assert "TopK" not in text
+
+
+@pytest.mark.parametrize("fast", [True, False])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_subnormals_order_ahead_of_zero(dtype, fast):
+    """Issue 39 class 1: XLA CPU flushes subnormals in float comparisons; the keys are decided
+    on the bits, so the smallest subnormal is above zero (onnxruntime: `[1 0]`) on both paths."""
+    tiny = float(jnp.finfo(jnp.dtype(dtype)).smallest_subnormal)
+    x = np.array([0.0, tiny, -tiny, -0.0, 2 * tiny]).astype(jnp.dtype(dtype))
+    with dmljax.config.override(cpu_float_top_k=fast):
+        for largest in (True, False):
+            _, want = reference.top_k(x, 5, 0, largest)
+            for f in (dmljax.top_k, jax.jit(dmljax.top_k, static_argnames=("k", "largest"))):
+                np.testing.assert_array_equal(np.asarray(f(x, k=5, largest=largest)[1]), want)
+    np.testing.assert_array_equal(dmljax.top_k(np.array([0.0, 1e-45], np.float32), 2)[1], [1, 0])

@@ -7,6 +7,7 @@ function traces on the same (traced) arguments, without re-running the argument 
 """
 
 import collections
+import functools
 import os
 import sys
 
@@ -15,7 +16,19 @@ import numpy as np
 import pytest
 
 import dmljax
-from dmljax import (
+from dmljax import TensorDesc
+from dmljax._descriptors.registry import lookup
+from dmljax._ops.index.gather import gather_elements_validated, gather_validated
+from dmljax._ops.index.nd import gather_nd_validated, scatter_nd_validated
+from dmljax._ops.index.scatter import scatter_validated
+from dmljax._ops.index.slice1 import slice1_validated
+from dmljax._ops.movement.one_hot import one_hot_validated
+from dmljax._ops.ordered.cumulative import cumulative_product_validated, cumulative_sum_validated
+from dmljax._ops.selection.arg_reduce import argmax_validated, argmin_validated
+from dmljax._ops.selection.nonzero import nonzero_coordinates_validated
+from dmljax._ops.selection.topk import top_k_validated
+from dmljax._random.generator import random_generator_validated
+from dmljax.descriptors import (
     ArgMaxOperatorDesc,
     ArgMinOperatorDesc,
     AxisDirection,
@@ -30,21 +43,9 @@ from dmljax import (
     ScatterNDOperatorDesc,
     ScatterOperatorDesc,
     Slice1OperatorDesc,
-    TensorDesc,
     TopKOperatorDesc,
     compile_operator,
 )
-from dmljax._descriptors.registry import lookup
-from dmljax._ops.index.gather import gather_elements_validated, gather_validated
-from dmljax._ops.index.nd import gather_nd_validated, scatter_nd_validated
-from dmljax._ops.index.scatter import scatter_validated
-from dmljax._ops.index.slice1 import slice1_validated
-from dmljax._ops.movement.one_hot import one_hot_validated
-from dmljax._ops.ordered.cumulative import cumulative_product_validated, cumulative_sum_validated
-from dmljax._ops.selection.arg_reduce import argmax_validated, argmin_validated
-from dmljax._ops.selection.nonzero import nonzero_coordinates_validated
-from dmljax._ops.selection.topk import top_k_validated
-from dmljax._random.generator import random_generator_validated
 
 F32, U32, I32 = np.dtype("float32"), np.dtype("uint32"), np.dtype("int32")
 DEC = AxisDirection.DECREASING
@@ -82,12 +83,12 @@ TWINS = {
         [_spec((3, 4), F32), _spec((2, 1), I32), _spec((2, 4), F32)],
     ),
     "slice1": (
-        lambda x: dmljax.slice1(x, [0, 1], [3, 3], [2, -1]),
+        lambda x: dmljax.slice(x, [0, 1], [3, 3], [2, -1]),
         lambda x: slice1_validated(x, (0, 1), (3, 3), (2, -1), (2, 3)),
         [_spec((3, 4), F32)],
     ),
     "random_generator": (
-        lambda s: dmljax.random_generator(s, (2, 5)),
+        lambda s: dmljax.random.random_generator(s, (2, 5)),
         lambda s: random_generator_validated(s, (2, 5)),
         [_spec((1, 6), U32)],
     ),
@@ -97,7 +98,7 @@ TWINS = {
         [_spec((3, 4), F32)],
     ),
     "cumulative_product": (
-        lambda x: dmljax.cumulative_product(x, reverse=True),
+        lambda x: dmljax.cumulative_prod(x, reverse=True),
         lambda x: cumulative_product_validated(x, 0, True, False),
         [_spec((3, 4), F32)],
     ),
@@ -216,3 +217,35 @@ def test_compile_operator_checks_once(name):
     assert calls["_descriptors/validate.py:validate_operator_desc"] == 1
     assert calls["_buffers/strided.py:check_buffer"] == len(buffers)  # the buffers, which arrive at the call
     assert {check: calls[check] for check in PUBLIC_CHECKS} == dict.fromkeys(PUBLIC_CHECKS, 0)
+
+
+# The argument checks of the segment reductions (`dmljax._ops.index.segment`).
+SEGMENT_CHECKS = (
+    "_ops/common/indices.py:as_data",
+    "_ops/common/indices.py:check_rank",
+    "_ops/index/segment_ids.py:_as_ids",
+    "_ops/index/segment_ids.py:_flag",
+    "_ops/index/segment_ids.py:_policy",
+    "_ops/index/segment_ids.py:_num_segments",
+    "_ops/index/segment_ids.py:_check_ids",
+)
+
+
+@pytest.mark.parametrize("mode", [None, "checked"])
+@pytest.mark.parametrize("traced", [False, True])
+def test_segment_mean_validates_once(mode, traced):
+    """segment_mean is a sum and a count: its arguments are checked as often as segment_sum's."""
+    data, ids = np.ones((4, 3), np.float32), np.array([0, 2, 2, 1], np.int32)
+
+    def call(fn, d, i):
+        return fn(d, i, 3, mode=mode)
+
+    def counts(fn):
+        run = functools.partial(call, fn)
+        return _count_calls(lambda: jax.make_jaxpr(run)(data, ids) if traced else run(data, ids))
+
+    once = dict.fromkeys(SEGMENT_CHECKS, 1)
+    once |= {"_ops/index/segment_ids.py:_flag": 2, "_ops/index/segment_ids.py:_check_ids": int(mode is not None)}
+    mean, total = counts(dmljax.segment_mean), counts(dmljax.segment_sum)
+    assert {c: total[c] for c in SEGMENT_CHECKS} == once
+    assert {c: mean[c] for c in SEGMENT_CHECKS} == once

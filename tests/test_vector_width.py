@@ -16,16 +16,16 @@ import dmljax
 from dmljax._core import platform
 from dmljax._random import distributions, dropout, generator, vector_width
 
-STATE = dmljax.make_state(0xC0FFEE, counter=2**32 - 3)
+STATE = dmljax.random.make_state(0xC0FFEE, counter=2**32 - 3)
 SHAPE = (5, 1023)
 
 CALLS = {
-    "random_generator": (lambda s: dmljax.random_generator(s, SHAPE), generator._random_generator_wide),
-    "uniform": (lambda s: dmljax.uniform(s, SHAPE), distributions._uniform_wide),
-    "normal": (lambda s: dmljax.normal(s, SHAPE), distributions._normal_wide),
-    "randint": (lambda s: dmljax.randint(s, SHAPE, -3, 1000), distributions._randint_wide),
-    "bernoulli": (lambda s: dmljax.bernoulli(s, 0.25, SHAPE), distributions._uniform_wide),
-    "dropout": (lambda s: dmljax.dropout(s, jnp.ones(SHAPE), 0.5), dropout._dropout_scaled_wide),
+    "random_generator": (lambda s: dmljax.random.random_generator(s, SHAPE), generator._random_generator_wide),
+    "uniform": (lambda s: dmljax.random.uniform(s, SHAPE), distributions._uniform_wide),
+    "normal": (lambda s: dmljax.random.normal(s, SHAPE), distributions._normal_wide),
+    "randint": (lambda s: dmljax.random.randint(s, SHAPE, -3, 1000), distributions._randint_wide),
+    "bernoulli": (lambda s: dmljax.random.bernoulli(s, 0.25, SHAPE), distributions._uniform_wide),
+    "dropout": (lambda s: dmljax.random.dropout(s, jnp.ones(SHAPE), 0.5), dropout._dropout_scaled_wide),
 }
 
 
@@ -52,7 +52,7 @@ def test_eager_call_on_an_avx512_host_runs_the_wide_twin_with_the_same_values(na
 def test_calls_inside_a_trace_never_take_the_wide_twin(name, avx512):
     # A nested jit with compiler_options raises in JAX: jit, vmap and grad-free traces must run the plain twin.
     call, _ = CALLS[name]
-    states = jnp.stack([STATE, dmljax.advance(STATE, 7)])
+    states = jnp.stack([STATE, dmljax.random.advance(STATE, 7)])
     batched, _ = jax.vmap(call)(states)
     np.testing.assert_array_equal(batched[0], call(STATE)[0])
 
@@ -61,7 +61,7 @@ def test_without_avx512_eager_calls_run_the_plain_twin(monkeypatch):
     monkeypatch.setattr(platform, "host_has_avx512", lambda: False)
     wide = generator._random_generator_wide
     wide.clear_cache()
-    dmljax.random_generator(STATE, (3, 17))
+    dmljax.random.random_generator(STATE, (3, 17))
     assert wide._cache_size() == 0
 
 

@@ -48,8 +48,11 @@ def as_desc_type(op: str, param: str, value: Any, desc: TensorDesc, like: str = 
     argument's own dtype decides, with ``jax_enable_x64`` on or off alike: JAX arrays are
     returned as they are (their type is checked after); host values (NumPy arrays, Python
     lists, as ``np.asarray`` types them) of another type of the same kind (float to float,
-    integer to integer, ...) are converted when every value survives the round trip
-    (``np.zeros(n)`` for float32, ``np.arange(n)`` for int32), and refused otherwise.
+    integer to integer, ...) are converted when every value is the same number in the
+    descriptor's type (``np.zeros(n)`` for float32, ``np.arange(n)`` for int32), and
+    refused otherwise: value-exact, never a reinterpretation of the bits (an int32 ``-1``
+    for a UINT32 descriptor is refused, not read as 4294967295; pass
+    ``x.view(np.uint32)`` for those bytes).
 
     Raises:
       ValidationError: a host value of another kind, or one that would lose information.
@@ -64,12 +67,17 @@ def as_desc_type(op: str, param: str, value: Any, desc: TensorDesc, like: str = 
         with np.errstate(all="ignore"):
             converted = host.astype(target)
             back = converted.astype(host.dtype)
-        if np.array_equal(back, host, equal_nan=_kind(host.dtype) in "fc"):
+        if _kind(host.dtype) == "i":  # a round trip would let a signed value wrap into an unsigned type and back
+            info = np.iinfo(target)
+            changed = (host < info.min) | (host > info.max)
+        else:
+            changed = (back != host) & ~(np.isnan(back) & np.isnan(host) if _kind(host.dtype) in "fc" else False)
+        if not changed.any():
             return converted
-        rule = (
-            f"be {desc.dtype.name}{like}, or hold values that convert to it exactly (cast: .astype(np.{target.name}))"
-        )
-        raise fail(op, f"{param}.dtype", rule, str(host.dtype))
+        rule = f"be {desc.dtype.name}{like}, or hold values that convert to it exactly (the same numbers)"
+        first = np.unravel_index(int(np.argmax(changed)), host.shape) if host.ndim else ()
+        where = f"{param}{[int(i) for i in first] if first else ''} = {host[first].item()!r}"
+        raise fail(op, f"{param}.dtype", rule, str(host.dtype), f"{where}; cast it first: .astype(np.{target.name})")
     raise fail(op, f"{param}.dtype", f"be {desc.dtype.name}{like}", str(host.dtype))
 
 

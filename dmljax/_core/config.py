@@ -41,7 +41,7 @@ from typing import Any
 
 import jax
 
-__all__ = ["OPTIONS", "Config", "Option", "config"]
+__all__ = ["OPTIONS", "PALLAS_TRITON_CURRENT", "Config", "Option", "config"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,6 +84,17 @@ class Option:
 
 
 _NOTES = "docs/design/"
+
+
+def _jax_before(major: int, minor: int) -> bool:
+    """Whether the running jax is older than ``major.minor`` (``jax.__version__``'s first two numbers)."""
+    parts = jax.__version__.split(".")[:2]
+    return tuple(int("".join(c for c in p if c.isdigit()) or 0) for p in parts) < (major, minor)
+
+
+# Pallas' Triton backend is current before jax 0.11, which deprecates it (its Pallas changelog:
+# "will be removed in a future version"); `ordered_fold_kernel`'s default.
+PALLAS_TRITON_CURRENT = _jax_before(0, 11)
 OPTIONS = (
     Option(
         "flat_formulations",
@@ -112,9 +123,8 @@ OPTIONS = (
     Option(
         "blocked_gather_elements_gpu_gradient_min_bytes",
         2**25,
-        "Off the CPU, smallest data whose gradient runs in blocks (from it the blocks win on an H100). "
-        + _NOTES
-        + "blocked-gather.md",
+        "Off the CPU, smallest data whose gradient runs in blocks (from it the blocks win on an H100), with "
+        "ordered_gather_gradients off. " + _NOTES + "blocked-gather.md",
     ),
     Option(
         "blocked_gather_elements_gpu_forward_min_bytes",
@@ -156,9 +166,18 @@ OPTIONS = (
         + "gather-index-apart.md",
     ),
     Option(
+        "ordered_gather_gradients",
+        True,
+        "The gradients of gather, gather_elements and gather_nd add their cotangent into the data in "
+        "its row-major order, as scatter's add reduction does, on every platform and device count (one "
+        "XLA CPU device: JAX's in-order scatter); off, JAX's transposes, in no fixed order off one CPU "
+        "device. " + _NOTES + "gather-gradient.md",
+    ),
+    Option(
         "gather_gpu_flat_tangent",
         True,
-        "On one CUDA GPU gather's gradient is one 1-D scatter-add at flat positions. " + _NOTES + "gather-gradient.md",
+        "With ordered_gather_gradients off, on one CUDA GPU gather's gradient is one 1-D scatter-add at flat "
+        "positions. " + _NOTES + "gather-gradient.md",
     ),
     Option(
         "gather_gpu_flat_tangent_max_inner",
@@ -227,16 +246,17 @@ OPTIONS = (
     ),
     Option(
         "ordered_fold_kernel",
-        True,
-        "On a CUDA GPU the sorted fold's steps run in one Pallas kernel, one lane per run, instead of one "
-        "while-loop iteration per step. " + _NOTES + "ordered-reductions.md",
+        PALLAS_TRITON_CURRENT,
+        "On a CUDA GPU the sorted fold's steps run in one Pallas (Triton) kernel, one lane per run, instead "
+        "of one while-loop iteration per step. Default: on with jax < 0.11, off from 0.11, which deprecates "
+        "Pallas' Triton backend (the lax form, the same bits). " + _NOTES + "ordered-reductions.md",
     ),
     Option(
         "ordered_fold_kernel_interpret",
         False,
         "With ordered_fold_kernel, the sorted fold runs its CUDA formulation (one sort, the Pallas kernel) on "
-        "every platform, the kernel in Pallas' interpret mode: slow, the same bits; for tests and for timing "
-        "the GPU formulation's growth on a CPU. " + _NOTES + "ordered-reductions.md",
+        "every platform, the kernel in Pallas' interpret mode: slow, the same bits; for tests and for timing the GPU "
+        "formulation's growth on a CPU. " + _NOTES + "ordered-reductions.md",
     ),
     Option(
         "cpu_float_top_k",

@@ -1,7 +1,7 @@
 """Platform helpers: when a one-device formulation may be traced, and the choice per platform.
 
 dmljax has faster formulations of some operators for one device or one platform (flat
-positions on XLA CPU, `dmljax._ops.common.formulation`; column blocks; tiled transposes; Philox
+positions on XLA CPU, `dmljax._ops.common.positions.use_flat`; column blocks; tiled transposes; Philox
 layouts). Each needs `one_device_shape`: a concrete shape in a process that sees one
 device, since a flat position merges every axis into one and a partitioned program would
 all-gather. `cpu_or_plain` picks the XLA CPU formulation or the plain one (batching

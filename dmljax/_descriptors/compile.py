@@ -19,6 +19,7 @@ import jax.numpy as jnp
 
 from dmljax._buffers.strided import as_desc_type, check_buffer, read_operand, write_operand
 from dmljax._buffers.tensor_desc import TensorDesc
+from dmljax._core.dtypes import x64_enabled
 from dmljax._core.errors import fail
 from dmljax._descriptors.feature_levels import FeatureLevel, as_feature_level
 from dmljax._descriptors.registry import Operator
@@ -75,11 +76,13 @@ def compile_operator(desc: Any, feature_level: Any = FeatureLevel.LATEST) -> Cal
       ValidationError: the operator or a tensor is not supported at ``feature_level``, or a
         rule between members is broken; the message names the struct, the member, the
         rule, the level and the value. When called: a buffer is not 1-D, has another
-        type than its descriptor or is too short.
+        type than its descriptor (a host value converts only value-exact) or is too
+        short, or a 64-bit output tensor needs ``jax_enable_x64``.
       TypeError: ``desc`` or ``feature_level`` is of an unknown kind.
 
     Examples:
-      >>> from dmljax import TensorDesc, ScatterOperatorDesc
+      >>> from dmljax import TensorDesc
+      >>> from dmljax.descriptors import ScatterOperatorDesc
       >>> data, index = TensorDesc("float32", (5,)), TensorDesc("uint32", (4,))
       >>> desc = ScatterOperatorDesc(data, index, TensorDesc("float32", (4,)), data, axis=0)
       >>> op = compile_operator(desc, "3.0")
@@ -150,9 +153,14 @@ def _run(operator: Operator, desc: Any, buffers: tuple[Any, ...]) -> Any:
         names = ", ".join(_buffer_name(m) for m, _ in inputs)
         raise TypeError(f"{type(desc).__name__}: takes {len(inputs)} buffers ({names}); got {len(buffers)}.")
     struct = type(desc).__name__
-    arrays = [_read(struct, member, tensor, buffer) for (member, tensor), buffer in zip(inputs, buffers, strict=True)]
-    results = operator.apply(desc, *arrays)
     outputs = [(m, t) for m, t in tensors_of(desc).items() if m.startswith("output_")]  # the struct's order
+    arrays = [_read(struct, member, tensor, buffer) for (member, tensor), buffer in zip(inputs, buffers, strict=True)]
+    for member, tensor in _tensors(desc, [m for m, _ in outputs]):
+        if tensor.dtype.is_64bit and not x64_enabled():  # JAX would make it a 32-bit buffer
+            rule = "be 32-bit or narrower unless jax_enable_x64 is on (a buffer holds its descriptor's type)"
+            hint = "64-bit types need jax.config.update('jax_enable_x64', True)"
+            raise fail(struct, f"{member}.dtype", rule, tensor.dtype.name, hint)
+    results = operator.apply(desc, *arrays)
     written = tuple(_write(tensor, value) for (_, tensor), value in zip(outputs, results, strict=False))
     return written[0] if len(written) == 1 else written
 

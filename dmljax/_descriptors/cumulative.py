@@ -2,7 +2,7 @@
 
 https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_cumulative_summation_operator_desc
 https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_cumulative_product_operator_desc
-Semantics: `dmljax.cumulative_sum`, `dmljax.cumulative_product` (the tally in sequence).
+Semantics: `dmljax.cumulative_sum`, `dmljax.cumulative_prod` (the tally in sequence).
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ class CumulativeSummationOperatorDesc:
 class CumulativeProductOperatorDesc:
     """DML_CUMULATIVE_PRODUCT_OPERATOR_DESC: the running product along ``axis``, in sequence.
 
-    Semantics from `dmljax.cumulative_product`.
+    Semantics from `dmljax.cumulative_prod`.
 
     Attributes:
       input_tensor: the tensor to multiply.

@@ -2,7 +2,7 @@
 
 https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_join_operator_desc
 https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_split_operator_desc
-Semantics: `dmljax.join`, `dmljax.split_tensor`. ``InputCount``/``OutputCount`` are the
+Semantics: `dmljax.concatenate`, `dmljax.split_tensor`. ``InputCount``/``OutputCount`` are the
 lengths of the tensor tuples; the compiled operator takes (Join) or returns (Split) one
 buffer per tensor, in order.
 """
@@ -29,7 +29,7 @@ __all__ = ["JOIN_SPLIT_SUPPORT", "JoinOperatorDesc", "SplitOperatorDesc"]
 class JoinOperatorDesc:
     """DML_JOIN_OPERATOR_DESC: the inputs one after the other along ``axis``.
 
-    Semantics from `dmljax.join`.
+    Semantics from `dmljax.concatenate`.
 
     Attributes:
       input_tensors: one or more tensors (``InputCount``), one type and dimension count,

@@ -4,7 +4,7 @@ Each DirectML struct (DML_*_OPERATOR_DESC) is a frozen, hashable dataclass in it
 operator's module, its members in snake_case and in the struct's order. Construction
 checks only static, level-independent facts (every tensor is a `TensorDesc`, ``axis`` is
 an integer, window arrays are integer tuples); everything that depends on a feature level
-or on several members at once is checked by `dmljax.compile_operator`
+or on several members at once is checked by `dmljax.descriptors.compile_operator`
 (`dmljax._descriptors.validate`), as DirectML's ``IDMLDevice::CompileOperator`` does.
 """
 

@@ -7,19 +7,21 @@ Semantics: `dmljax.pad`.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 import jax
 
 from dmljax._buffers.tensor_desc import TensorDesc
 from dmljax._core.dtypes import DataType, as_data_type
-from dmljax._core.errors import ValidationError
+from dmljax._core.errors import ValidationError, fail
 from dmljax._core.limits import MAX_DIMENSIONS
 from dmljax._descriptors.feature_levels import FeatureLevel
 from dmljax._descriptors.members import ints_member, set_tensors
 from dmljax._descriptors.registry import Operator, register
 from dmljax._descriptors.support import FL4_1_DATA_TYPES, SupportRow
 from dmljax._descriptors.validate import Check, check_output, check_row, same, tensors_of
+from dmljax._ops.common.static_args import static_number, static_real
 from dmljax._ops.movement.padding import check_mode, padding_validated, padding_value
 
 __all__ = ["PADDING_SUPPORT", "PaddingOperatorDesc"]
@@ -93,17 +95,39 @@ def _validate(check: Check, row: SupportRow, desc: PaddingOperatorDesc) -> None:
         rule = f"equal input_tensor.sizes + start_padding + end_padding ({expected})"
         raise check.error("output_tensor.sizes", rule, desc.output_tensor.sizes)
     try:
-        padding_value(desc.input_tensor.dtype.dtype, _value(desc))
+        value = _value(desc)
+    except ValidationError as error:
+        rule = f"be a number that padding_value_data_type ({desc.padding_value_data_type.name}) reads"
+        raise check.error("padding_value", rule, desc.padding_value, str(error)) from None
+    try:
+        padding_value(desc.input_tensor.dtype.dtype, value)
     except ValidationError as error:
         raise check.error("padding_value", "fit input_tensor.dtype", desc.padding_value, str(error)) from None
     check_output(check, "output_tensor", desc.output_tensor)
 
 
 def _value(desc: PaddingOperatorDesc) -> Any:
-    """``padding_value`` read as ``padding_value_data_type`` (a float read as an integer type truncates)."""
+    """``padding_value`` read as ``padding_value_data_type`` (a float read as an integer type truncates).
+
+    Raises:
+      ValidationError: the value is no number of the type's kind (None, a string; complex
+        for a real type), or NaN or infinite for an integer type.
+    """
     data_type: DataType = desc.padding_value_data_type
-    value = desc.padding_value
-    return int(value) if data_type.dtype.kind in "iu" else float(value)
+    kind = data_type.dtype.kind
+    struct = type(desc).__name__
+    context = f"padding_value_data_type {data_type.name}"
+    if kind == "c":
+        return complex(static_number(struct, "padding_value", desc.padding_value, context, complex_ok=True))
+    number = static_real(struct, "padding_value", desc.padding_value, context)
+    if kind in "iu":
+        if isinstance(number, float) and not math.isfinite(number):
+            raise fail(struct, "padding_value", "be finite for an integer type", desc.padding_value, context)
+        return int(number)
+    try:
+        return float(number)
+    except OverflowError:  # a Python int beyond every float
+        raise fail(struct, "padding_value", "be within the float range", desc.padding_value, context) from None
 
 
 def _apply(desc: PaddingOperatorDesc, data: jax.Array) -> tuple[jax.Array]:

@@ -1,7 +1,7 @@
 """DML_RANDOM_GENERATOR_OPERATOR_DESC: the struct, its support table, its rules, registered once.
 
 https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_random_generator_operator_desc
-Semantics: `dmljax.random_generator` (Philox 4x32-10 from a 6-word state).
+Semantics: `dmljax.random.random_generator` (Philox 4x32-10 from a 6-word state).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class RandomGeneratorType(enum.Enum):
 class RandomGeneratorOperatorDesc:
     """DML_RANDOM_GENERATOR_OPERATOR_DESC: Philox 4x32-10 bits from a 6-word state.
 
-    Semantics from `dmljax.random_generator`: output element ``n`` is word ``n % 4`` of the
+    Semantics from `dmljax.random.random_generator`: output element ``n`` is word ``n % 4`` of the
     block at ``counter + n // 4``; the output state is the counter advanced by
     ``ceil(element_count / 4)``, key unchanged.
 

@@ -4,7 +4,7 @@ Each operator module of this package (`scatter`, `gather`, `gather_elements`, `n
 and ScatterND), `slice1`, `random_generator`) defines its struct, its feature-level support
 table, its validator and its adapter to the array function, and registers them together with
 `register`.
-`dmljax.compile_operator` and the validation look an operator up here; adding an operator
+`dmljax.descriptors.compile_operator` and the validation look an operator up here; adding an operator
 is one new module that calls `register`, and one re-export in `dmljax/__init__.py`.
 """
 

@@ -1,7 +1,7 @@
 """DML_SLICE1_OPERATOR_DESC: the struct, its support table, its rules, registered once.
 
 https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_slice1_operator_desc
-Semantics: `dmljax.slice1`, with the output tensor's sizes as output sizes.
+Semantics: `dmljax.slice`, with the output tensor's sizes as output sizes.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ class Slice1OperatorDesc:
     """DML_SLICE1_OPERATOR_DESC: a strided window, strides may be negative.
 
     DirectML's ``DimensionCount`` member is the length of the three window tuples.
-    Semantics from `dmljax.slice1`, with the output tensor's sizes as output sizes.
+    Semantics from `dmljax.slice`, with the output tensor's sizes as output sizes.
 
     Attributes:
       input_tensor: the tensor to slice.

@@ -14,4 +14,3 @@ the argument checks. The families:
 """
 
 from dmljax._ops.common import marker_rules as marker_rules  # noqa: E402  (registers the markers' vmap rules)
-from dmljax._ops.common import order_marker_rules as order_marker_rules  # noqa: E402  (their rules for the order operators)

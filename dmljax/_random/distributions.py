@@ -176,7 +176,7 @@ def uniform(
         that do not broadcast to ``shape``.
 
     Examples:
-      >>> from dmljax import make_state
+      >>> from dmljax.random import make_state
       >>> u, state = uniform(make_state(0), (4,))
       >>> u  # word 0x6627e8d5: 0x27e8d5 / 2**23 = 0.31179...
       Array([0.31179297, 0.8263413 , 0.6849456 , 0.0067091 ], dtype=float32)
@@ -233,7 +233,7 @@ def normal(
         ``mean``/``stddev`` that do not broadcast to ``shape``.
 
     Examples:
-      >>> from dmljax import make_state
+      >>> from dmljax.random import make_state
       >>> z, state = normal(make_state(0), (3,))
       >>> z.shape, z.dtype, state[0]
       ((3,), dtype('float32'), Array(1, dtype=uint32))
@@ -286,7 +286,7 @@ def bernoulli(
         that does not broadcast to ``shape``, or a concrete ``p`` outside [0, 1] or NaN.
 
     Examples:
-      >>> from dmljax import make_state
+      >>> from dmljax.random import make_state
       >>> bernoulli(make_state(0), 0.5, (4,))[0]
       Array([ True, False, False,  True], dtype=bool)
     """
@@ -341,7 +341,7 @@ def randint(
         range, or (concrete) ``minval >= maxval``.
 
     Examples:
-      >>> from dmljax import make_state
+      >>> from dmljax.random import make_state
       >>> randint(make_state(0), (4,), 0, 10)[0]  # 0x6627e8d5 % 10 == 1
       Array([1, 3, 8, 0], dtype=int32)
     """

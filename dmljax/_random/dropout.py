@@ -1,6 +1,6 @@
 """`dropout`: TensorFlow's ``stateless_dropout`` on the Philox stream, bit for bit.
 
-The mask is `dmljax.uniform` in ``x``'s dtype compared with the rate; the scale is formed
+The mask is `dmljax.random.uniform` in ``x``'s dtype compared with the rate; the scale is formed
 as TensorFlow forms it: ``1 / (1 - rate)`` in double, rounded once, for a rate given as a
 Python number or NumPy array (TensorFlow's Python-rate path), ``x / (1 - rate)`` in
 ``x``'s dtype for a JAX array rate (its tensor-rate path).
@@ -64,7 +64,7 @@ def dropout(
         does not broadcast to ``x``, or a concrete ``rate`` outside [0, 1).
 
     Examples:
-      >>> from dmljax import make_state
+      >>> from dmljax.random import make_state
       >>> dropout(make_state(0), jnp.ones(4), 0.5)[0]
       Array([0., 2., 2., 0.], dtype=float32)
     """

@@ -133,7 +133,7 @@ def check_state(op: str, state: Any) -> jax.Array:
     if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
         raise TypeError(
             f"{op}: state must be a uint32[6] Philox state, not a jax.random key; got state.dtype={dtype} "
-            f"(state shape {state.shape}; a dmljax.prng_impl key's state is jax.random.key_data(key), "
+            f"(state shape {state.shape}; a dmljax.random.prng_impl key's state is jax.random.key_data(key), "
             "else use make_state)."
         )
     if dtype is None or not hasattr(state, "shape"):
@@ -145,7 +145,9 @@ def check_state(op: str, state: Any) -> jax.Array:
         rule = f"have shape (6,) or (1, ..., 1, 6) with at most {MAX_DIMENSIONS} dimensions"
         context = "DirectML's state is {1,1,1,6}; vmap for a batch of states"
         if shape and shape[-1] in (2, 4):
-            context += "; a raw jax.random key is no state: use make_state, or key_data of a dmljax.prng_impl key"
+            context += (
+                "; a raw jax.random key is no state: use make_state, or key_data of a dmljax.random.prng_impl key"
+            )
         raise fail(op, "state.shape", rule, shape, context)
     return jnp.asarray(state)
 
@@ -188,7 +190,7 @@ def split_state(state: jax.Array) -> tuple[tuple[jax.Array, ...], tuple[jax.Arra
 def advance_state(state: jax.Array, blocks: Any) -> jax.Array:
     """The state with its counter moved on by ``blocks`` (carrying, mod 2^128), key unchanged.
 
-    Unchecked (the public, validating function is `dmljax.advance`): ``state`` is a state
+    Unchecked (the public, validating function is `dmljax.random.advance`): ``state`` is a state
     array of any leading 1s, ``blocks`` a Python int in [0, 2^128) or a JAX unsigned
     integer scalar (traced or not).
     """

@@ -1,6 +1,6 @@
 """Deriving states the way JAX users handle keys: `split`, `fold_in`, and `advance` by a traced count.
 
-A state is a 128-bit counter and a 64-bit key (`dmljax.make_state`); its stream is the
+A state is a 128-bit counter and a 64-bit key (`dmljax.random.make_state`); its stream is the
 blocks ``philox4x32_10(counter + i, key)``, i = 0, 1, ... A *block* below is one
 ``(counter, key)`` input of Philox: two streams can repeat each other's numbers only if
 they use the same block, and distinct keys never do.
@@ -26,7 +26,7 @@ child, or of children of different states, are equal with probability 2^-64. The
 and why not counter offsets: docs/design/key-derivation.md.
 
 TensorFlow's ``StatelessRandomGetKeyCounter`` derives (key, counter) the same way, with
-one block (`dmljax.state_from_tf_seed`). None of this is cryptographically secure.
+one block (`dmljax.random.state_from_tf_seed`). None of this is cryptographically secure.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def split(state: jax.typing.ArrayLike, num: int = 2) -> jax.Array:
     Philox blocks (``h = philox(c, k ^ tweak)``, then ``g = philox((i, 1, h2, h3), (h0, h1))``;
     child key ``(g0, g1)``, counter ``(0, 0, g2, g3)``): key and counter come from the
     hash, so children of a state and of the same state a few blocks on differ too.
-    ``jax.random.split`` on a `dmljax.prng_impl` key gives the same states. Use this,
+    ``jax.random.split`` on a `dmljax.random.prng_impl` key gives the same states. Use this,
     not counter offsets, for per-example or per-layer streams.
 
     Args:
@@ -86,7 +86,7 @@ def split(state: jax.typing.ArrayLike, num: int = 2) -> jax.Array:
       dmljax.ValidationError: bad ``state`` shape, or ``num`` not a static int >= 1.
 
     Examples:
-      >>> from dmljax import make_state
+      >>> from dmljax.random import make_state
       >>> children = split(make_state(0), 3)
       >>> children.shape, children.dtype
       ((3, 6), dtype('uint32'))
@@ -111,7 +111,7 @@ def fold_in(state: jax.typing.ArrayLike, data: jax.typing.ArrayLike) -> jax.Arra
 
     ``fold_in(state, d)`` differs from ``split(state, n)[d]`` and from ``fold_in(state,
     e)`` for ``e != d``; all are derived from the whole state (module docstring).
-    ``jax.random.fold_in`` on a `dmljax.prng_impl` key gives the same state.
+    ``jax.random.fold_in`` on a `dmljax.random.prng_impl` key gives the same state.
 
     Args:
       state: uint32[6], or ``(1, ..., 1, 6)`` (the result has the same shape).
@@ -127,7 +127,7 @@ def fold_in(state: jax.typing.ArrayLike, data: jax.typing.ArrayLike) -> jax.Arra
       dmljax.ValidationError: bad ``state`` shape, ``data`` out of range or not a scalar.
 
     Examples:
-      >>> from dmljax import make_state
+      >>> from dmljax.random import make_state
       >>> step_state = jax.jit(fold_in)(make_state(7), jnp.int32(1000))
       >>> bool(jnp.all(step_state == fold_in(make_state(7), 1000)))
       True
@@ -172,7 +172,7 @@ def advance(state: jax.typing.ArrayLike, blocks: int | jax.typing.ArrayLike) -> 
       dmljax.ValidationError: bad ``state`` shape, or ``blocks`` negative, too large or not a scalar.
 
     Examples:
-      >>> from dmljax import make_state
+      >>> from dmljax.random import make_state
       >>> advance(make_state(3, counter=2**32 - 1), 2)
       Array([1, 1, 0, 0, 3, 0], dtype=uint32)
       >>> jax.jit(advance)(make_state(3), jnp.uint32(5))

@@ -17,10 +17,10 @@ import jax.extend
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jax._src.interpreters import mlir as mlir_internal  # broadcast_in_dim of symbolic shapes
 from jax.interpreters import ad, batching, mlir
 from jaxlib.mlir.dialects import stablehlo
 
+from dmljax._core import jax_compat
 from dmljax._core.errors import fail
 from dmljax._core.markers import mark
 
@@ -53,7 +53,7 @@ def _mulhi_lowering(ctx: mlir.LoweringRuleContext, x: mlir.ir.Value, *, m: int) 
 
         def splat(value: int) -> mlir.ir.Value:
             scalar = mlir.ir_constant(np.uint64(value))
-            return mlir_internal.broadcast_in_dim(ctx, scalar, wide_aval, broadcast_dimensions=[])
+            return jax_compat.mlir_broadcast_in_dim(ctx, scalar, wide_aval, broadcast_dimensions=[])
     else:
         wide = mlir.ir.RankedTensorType.get(aval.shape, u64)
 

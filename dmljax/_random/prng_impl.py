@@ -14,13 +14,13 @@ Philox stream. Importing dmljax registers the implementation with JAX under `NAM
 ``bits(key, shape, uint32)``               ``random_generator(state, shape)[0]``
 ``bits(key, shape, uint8 / uint16)``       the low 8 / 16 bits of those words (one word each)
 ``bits(key, shape, uint64)`` (x64)         ``w[2i] | w[2i+1] << 32`` (low word first, as TensorFlow)
-``split(key, num)`` / ``fold_in(key, d)``  ``dmljax.split(state, num)`` / ``dmljax.fold_in(state, d)``
+``split(key, num)`` / ``fold_in(key, d)``  ``dmljax.random.split(state, num)`` / ``dmljax.random.fold_in(state, d)``
 =========================================  ============================================
 
 A key does not advance: like every JAX key, drawing twice from it gives the same bits;
 split or fold in to get new ones. The values of ``jax.random.uniform`` and kin are
 JAX's conversions of these bits, not TensorFlow's; dmljax's own distributions
-(`dmljax.uniform`, ...) are TensorFlow's. With x64 off JAX narrows a Python seed to 32
+(`dmljax.random.uniform`, ...) are TensorFlow's. With x64 off JAX narrows a Python seed to 32
 bits before the implementation sees it; for a 64-bit seed, wrap ``make_state(seed)``.
 """
 
@@ -37,6 +37,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from dmljax._core import jax_compat
 from dmljax._core.errors import fail
 from dmljax._core.limits import MAX_DIMENSIONS, MAX_TENSOR_ELEMENTS
 from dmljax._random import vector_width
@@ -46,7 +47,7 @@ from dmljax._random.keys import FOLD_IN_TAG, SPLIT_TAG, derive
 __all__ = ["prng_impl"]
 
 _UINT = {8: jnp.uint8, 16: jnp.uint16, 32: jnp.uint32, 64: jnp.uint64}
-# A child's index is one 32-bit word of its derivation (`dmljax.split`): at most 2^32 children.
+# A child's index is one 32-bit word of its derivation (`dmljax.random.split`): at most 2^32 children.
 MAX_SPLIT_KEYS = 2**32
 # Words per `random_generator` call when one ``jax.random`` output needs more than DirectML's
 # 2^32 - 1: a multiple of 4, so that chunk j starts at block ``counter + j * CHUNK_WORDS / 4``.
@@ -72,7 +73,7 @@ def _split(state: jax.Array, shape: tuple[int, ...]) -> jax.Array:
         return _split_jit.__wrapped__(state, shape)  # type: ignore[attr-defined]
     if math.prod(shape) > MAX_SPLIT_KEYS:
         rule = "ask for at most 2**32 keys (a child's index is one 32-bit word)"
-        raise fail("jax.random.split with dmljax.prng_impl", "shape", rule, shape, f"{math.prod(shape)} keys")
+        raise fail("jax.random.split with dmljax.random.prng_impl", "shape", rule, shape, f"{math.prod(shape)} keys")
     return _split_jit(state, shape)
 
 
@@ -200,11 +201,11 @@ A key does not advance: drawing twice from it gives the same bits; split or fold
 TensorFlow's; dmljax's own distributions (`uniform`, `normal`, ...) are TensorFlow's.
 
 Examples:
-  >>> key = jax.random.key(42, impl=dmljax.prng_impl)
+  >>> key = jax.random.key(42, impl=dmljax.random.prng_impl)
   >>> bits = jax.random.bits(key, (4,), jnp.uint32)
-  >>> bool(jnp.all(bits == dmljax.random_generator(dmljax.make_state(42), (4,))[0]))
+  >>> bool(jnp.all(bits == dmljax.random.random_generator(dmljax.random.make_state(42), (4,))[0]))
   True
-  >>> jax.random.key_data(jax.random.key(7, impl=dmljax.prng_impl)).tolist()
+  >>> jax.random.key_data(jax.random.key(7, impl=dmljax.random.prng_impl)).tolist()
   [0, 0, 0, 0, 7, 0]
   >>> jax.random.key_impl(key)
   'dmljax_philox4x32_10'
@@ -223,19 +224,18 @@ def register(spec: object = prng_impl) -> bool:
     one name. Additive only: every name JAX accepted before still means what it meant.
     Returns False, changing nothing, where this JAX has moved either.
     """
+    if not (jax_compat.available("prng_table") and jax_compat.available("default_prng_impl_holder")):
+        return False
     try:
-        from jax._src import config as jax_config
-        from jax._src.random import prng as jax_prng
-
         impl = spec._impl  # type: ignore[attr-defined]
-        holder = jax_config.default_prng_impl
+        holder = jax_compat.default_prng_impl_holder
         jax_parser: Callable[[object], object] | None = holder._parser
-    except (ImportError, AttributeError):
+    except AttributeError:
         return False
     if jax_parser is None:
         return False
     names = (impl.name, *OLD_NAMES)
-    if any(jax_prng.prngs.setdefault(name, impl) is not impl for name in names):
+    if any(jax_compat.prng_table.setdefault(name, impl) is not impl for name in names):
         return False
     if getattr(jax_parser, "accepts", None) != names:
 

@@ -7,7 +7,7 @@ sign-extended) make a counter ``(lo32(a), hi32(a), lo32(b), hi32(b))``, one Phil
 under the constant key ``kSeedKey`` scrambles it into ``mix``, and the generator starts
 at key ``(mix0, mix1)`` and counter ``(0, 0, mix2, mix3)``. The stream from there is
 DirectML's, and dmljax's distributions use TensorFlow's conversions, so
-``dmljax.uniform(state_from_tf_seed(s), shape, dtype)`` is
+``dmljax.random.uniform(state_from_tf_seed(s), shape, dtype)`` is
 ``tf.random.stateless_uniform(shape, seed=s, dtype=dtype)`` (on TensorFlow's CPU and
 GPU kernels, whose default algorithm is Philox; not under XLA, which picks ThreeFry).
 """
@@ -43,9 +43,10 @@ def state_from_tf_seed(seed: jax.typing.ArrayLike) -> jax.Array:
     the seed's dtype, shape ``[num, 2]``) and ``stateless_fold_in(seed, data)``
     (``[one full-range integer, data]``) for int32 seeds::
 
-        words, _ = dmljax.random_generator(state_from_tf_seed(seed), (num, 2))
+        words, _ = dmljax.random.random_generator(state_from_tf_seed(seed), (num, 2))
         new_seeds = lax.bitcast_convert_type(words, jnp.int32)                 # stateless_split
-        first = lax.bitcast_convert_type(dmljax.random_generator(state_from_tf_seed(seed), (1,))[0][0], jnp.int32)
+        bits = dmljax.random.random_generator(state_from_tf_seed(seed), (1,))[0]
+        first = lax.bitcast_convert_type(bits[0], jnp.int32)
         folded = jnp.stack([first, jnp.int32(data)])                           # stateless_fold_in
 
     Args:

@@ -29,9 +29,8 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
-from jax._src import core  # trace_state_clean: is this call the top level?
 
-from dmljax._core import platform
+from dmljax._core import jax_compat, platform
 from dmljax._core.config import config
 
 __all__ = ["WIDE_VECTORS", "applies", "call", "default_platform", "twin_jit", "wide_jit"]
@@ -53,7 +52,7 @@ def applies(*args: Any) -> bool:
       >>> jax.jit(lambda x: jax.numpy.asarray(applies(x)))(1.0)  # inside a trace: never
       Array(False, dtype=bool)
     """
-    if not config.cpu_wide_vectors or not core.trace_state_clean() or not platform.host_has_avx512():
+    if not config.cpu_wide_vectors or not jax_compat.trace_state_clean() or not platform.host_has_avx512():
         return False
     devices: list[Any] = []
     for leaf in jax.tree.leaves(args):

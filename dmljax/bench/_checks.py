@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 import dmljax
@@ -147,14 +149,14 @@ def check_scatter_nd() -> str:
 def check_slice1() -> str:
     """DML_SLICE1_OPERATOR_DESC's two examples, and random windows with negative strides against slicing."""
     x = np.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4)
-    first = dmljax.slice1(x, (0, 0, 0, 1), (1, 1, 4, 3), (1, 1, 2, 2))
-    second = dmljax.slice1(x, (0, 0, 0, 1), (1, 1, 4, 3), (1, 1, -2, 2))
+    first = dmljax.slice(x, (0, 0, 0, 1), (1, 1, 4, 3), (1, 1, 2, 2))
+    second = dmljax.slice(x, (0, 0, 0, 1), (1, 1, 4, 3), (1, 1, -2, 2))
     if np.asarray(first).ravel().tolist() != [2, 4, 10, 12] or np.asarray(second).ravel().tolist() != [14, 16, 6, 8]:
         raise AssertionError(f"DML_SLICE1 examples gave {first.ravel()} and {second.ravel()}")
     data = np.arange(9 * 10, dtype=np.float32).reshape(9, 10)
-    got = dmljax.slice1(data, (1, 2), (7, 8), (-3, 2))
+    got = dmljax.slice(data, (1, 2), (7, 8), (-3, 2))
     if not np.array_equal(np.asarray(got), data[7:0:-3, 2:10:2]):
-        raise AssertionError("slice1 with a negative stride differs from NumPy slicing")
+        raise AssertionError("slice with a negative stride differs from NumPy slicing")
     return "DML_SLICE1 examples; negative strides equal NumPy slicing"
 
 
@@ -164,8 +166,8 @@ def check_cumulative() -> str:
     if not np.array_equal(np.asarray(dmljax.cumulative_sum(row, 1)), np.cumsum(row, axis=1)):
         raise AssertionError("cumulative_sum differs from NumPy's sequential cumsum")
     factors = (1 + row / 1e4).astype(np.float32)
-    if not np.array_equal(np.asarray(dmljax.cumulative_product(factors, 1)), np.cumprod(factors, axis=1)):
-        raise AssertionError("cumulative_product differs from NumPy's sequential cumprod")
+    if not np.array_equal(np.asarray(dmljax.cumulative_prod(factors, 1)), np.cumprod(factors, axis=1)):
+        raise AssertionError("cumulative_prod differs from NumPy's sequential cumprod")
     values, indices = dmljax.top_k(np.array([1.0, np.nan, 3.0, 3.0, -0.0, 0.0], np.float32), 6)
     if np.asarray(indices).tolist() != [1, 2, 3, 0, 4, 5]:
         raise AssertionError(f"top_k order {np.asarray(indices).tolist()}, expected NaN first, ties by index")
@@ -197,19 +199,37 @@ def check_segment() -> str:
     return "sum, prod, max, min = np.add.at & co. bit for bit; mean; id -1 dropped"
 
 
+def check_deterministic() -> str:
+    """deterministic: x.at[t].add and a gather's gradient equal ``np.add.at``, also with the sorted fold."""
+    rng = np.random.default_rng(16)
+    t = ((rng.zipf(1.5, 300) - 1) % 7).astype(np.int32)
+    u = (rng.standard_normal(300) * 10.0 ** rng.integers(-4, 8, 300)).astype(np.float32)
+    expected = np.zeros(7, np.float32)
+    np.add.at(expected, t, u)
+    at_add = jax.jit(dmljax.deterministic(lambda x, u: x.at[t].add(u)))
+    grad = jax.jit(jax.grad(dmljax.deterministic(lambda x: jnp.vdot(x[t], u))))
+    for options in ({}, {"cpu_ordered_scatter": False}):
+        with dmljax.config.override(**options):
+            if not np.array_equal(np.asarray(at_add(np.zeros(7, np.float32), u)), expected):
+                raise AssertionError(f"deterministic x.at[t].add differs from np.add.at ({options})")
+            if not np.array_equal(np.asarray(grad(np.zeros(7, np.float32))), expected):
+                raise AssertionError(f"deterministic grad of x[t] differs from np.add.at ({options})")
+    return "x.at[t].add, grad of x[t] = np.add.at bit for bit (in-order scatter, sorted fold)"
+
+
 # Random123 kat_vectors: philox4x32_10 with counter 0 and key 0.
 _KAT_ZERO = [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8]
 
 
 def check_random_generator() -> str:
     """Random123's known answer, the stream layout, chaining, and randomgen's C Philox when installed."""
-    zero = np.asarray(dmljax.philox4x32_10(np.zeros(4, np.uint32), np.zeros(2, np.uint32)))
+    zero = np.asarray(dmljax.random.philox4x32_10(np.zeros(4, np.uint32), np.zeros(2, np.uint32)))
     if zero.tolist() != _KAT_ZERO:
         raise AssertionError(f"philox4x32_10(0, 0) = {[hex(w) for w in zero]}")
-    state = dmljax.make_state(0x0123456789ABCDEF, counter=2**64 - 3)  # a carry into word 2 on the way
-    bits, _ = dmljax.random_generator(state, (3, 5, 8))
-    first, middle = dmljax.random_generator(state, (50,))
-    rest, _ = dmljax.random_generator(middle, (70,))
+    state = dmljax.random.make_state(0x0123456789ABCDEF, counter=2**64 - 3)  # a carry into word 2 on the way
+    bits, _ = dmljax.random.random_generator(state, (3, 5, 8))
+    first, middle = dmljax.random.random_generator(state, (50,))
+    rest, _ = dmljax.random.random_generator(middle, (70,))
     whole = np.asarray(bits).reshape(-1)
     if not (np.array_equal(whole[:50], first) and np.array_equal(whole[52:], rest[:68])):
         raise AssertionError("chained calls differ from one long call")
@@ -227,24 +247,24 @@ def check_random_generator() -> str:
 
 def check_distributions() -> str:
     """Uniform floats are TensorFlow's mantissa mapping of the bits; normal moments; dropout, bernoulli, randint."""
-    state = dmljax.make_state(42)
-    bits, _ = dmljax.random_generator(state, (100_000,))
-    values, _ = dmljax.uniform(state, (100_000,))
+    state = dmljax.random.make_state(42)
+    bits, _ = dmljax.random.random_generator(state, (100_000,))
+    values, _ = dmljax.random.uniform(state, (100_000,))
     mantissa = (np.asarray(bits) & np.uint32(0x7FFFFF)) | np.uint32(0x3F800000)
     if not np.array_equal(np.asarray(values), mantissa.view(np.float32) - np.float32(1)):
         raise AssertionError("uniform float32 is not bitcast(0x3F800000 | bits & 0x7FFFFF) - 1")
-    z, _ = dmljax.normal(state, (200_000,))
+    z, _ = dmljax.random.normal(state, (200_000,))
     mean, std = float(np.mean(z)), float(np.std(z))
     if abs(mean) > 0.01 or abs(std - 1) > 0.01:
         raise AssertionError(f"normal mean {mean:.4f}, std {std:.4f}")
-    kept, _ = dmljax.dropout(state, np.ones(100_000, np.float32), 0.25)
+    kept, _ = dmljax.random.dropout(state, np.ones(100_000, np.float32), 0.25)
     kept_np = np.asarray(kept)
     if not set(np.unique(kept_np).tolist()) <= {0.0, np.float32(1 / 0.75)} or abs((kept_np == 0).mean() - 0.25) > 0.01:
         raise AssertionError("dropout does not zero a quarter and scale the rest by 1/0.75")
-    coins, _ = dmljax.bernoulli(state, 0.3, (100_000,))
+    coins, _ = dmljax.random.bernoulli(state, 0.3, (100_000,))
     if not np.array_equal(np.asarray(coins), np.asarray(values) < np.float32(0.3)):
         raise AssertionError("bernoulli(p=0.3) is not uniform < 0.3 on the same state")
-    ints, _ = dmljax.randint(state, (100_000,), -3, 7)
+    ints, _ = dmljax.random.randint(state, (100_000,), -3, 7)
     if not np.array_equal(np.asarray(ints), (np.asarray(bits) % np.uint32(10)).astype(np.int32) - 3):
         raise AssertionError("randint(-3, 7) is not -3 + bits % 10 (TensorFlow's rule)")
     return (
@@ -260,7 +280,9 @@ def check_compile_operator() -> str:
     nhwc = dmljax.TensorDesc("float32", sizes, dmljax.packed_strides(sizes, "NHWC"))
     indices = dmljax.TensorDesc("uint32", sizes)
     padded = dmljax.TensorDesc("float32", sizes, (3 * 4 * 8, 4 * 8, 8, 1), total_tensor_size_in_bytes=2 * 96 * 4)
-    op = dmljax.compile_operator(dmljax.GatherElementsOperatorDesc(nhwc, indices, padded, axis=1), "3.0")
+    op = dmljax.descriptors.compile_operator(
+        dmljax.descriptors.GatherElementsOperatorDesc(nhwc, indices, padded, axis=1), "3.0"
+    )
     data = rng.standard_normal(sizes).astype(np.float32)
     index = rng.integers(0, 3, sizes).astype(np.uint32)
     out = np.asarray(op(data.transpose(0, 2, 3, 1).reshape(-1), index.reshape(-1)))
@@ -269,7 +291,9 @@ def check_compile_operator() -> str:
     if not np.array_equal(out, expected.reshape(-1)):
         raise AssertionError("compile_operator(GatherElementsOperatorDesc) differs from NumPy")
     try:
-        dmljax.compile_operator(dmljax.GatherElementsOperatorDesc(nhwc, indices, padded, axis=1), "2.0")
+        dmljax.descriptors.compile_operator(
+            dmljax.descriptors.GatherElementsOperatorDesc(nhwc, indices, padded, axis=1), "2.0"
+        )
     except dmljax.ValidationError:
         return "GatherElements, NHWC in, padded out, equals NumPy; refused at feature level 2.0"
     raise AssertionError("GatherElements was accepted at feature level 2.0")
@@ -283,12 +307,13 @@ CHECKS: list[tuple[str, Callable[[], str]]] = [
     ("scatter", check_scatter),
     ("gather_nd", check_gather_nd),
     ("scatter_nd", check_scatter_nd),
-    ("slice1", check_slice1),
+    ("slice", check_slice1),
     ("cumulative", check_cumulative),
     ("segment", check_segment),
+    ("deterministic", check_deterministic),
     ("depth_space", movement.check_depth_space),
     ("tile, pad", movement.check_tile_pad),
-    ("join, split_tensor", movement.check_join_split),
+    ("concatenate, split_tensor", movement.check_join_split),
     ("reverse_subseq", movement.check_reverse_subsequences),
     ("fill_value_seq", movement.check_fill_value_sequence),
     ("slice_grad", movement.check_slice_grad),

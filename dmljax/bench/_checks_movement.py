@@ -84,17 +84,17 @@ def check_tile_pad() -> str:
 
 
 def check_join_split() -> str:
-    """join equals ``np.concatenate`` and split_tensor ``np.split`` along each axis."""
+    """concatenate equals ``np.concatenate`` and split_tensor ``np.split`` along each axis."""
     x = np.random.default_rng(10).standard_normal((6, 7)).astype(np.float32)
     for axis, sizes in ((0, (1, 2, 3)), (1, (4, 3)), (-1, (7,))):
         cuts = np.cumsum(sizes)[:-1]
         pieces = np.split(x, cuts, axis=axis)
-        if not np.array_equal(np.asarray(dmljax.join(pieces, axis)), np.concatenate(pieces, axis=axis)):
-            raise AssertionError(f"join axis={axis} differs from np.concatenate")
+        if not np.array_equal(np.asarray(dmljax.concatenate(pieces, axis)), np.concatenate(pieces, axis=axis)):
+            raise AssertionError(f"concatenate axis={axis} differs from np.concatenate")
         got = dmljax.split_tensor(x, sizes, axis)
         if len(got) != len(pieces) or not all(np.array_equal(g, p) for g, p in zip(got, pieces, strict=True)):
             raise AssertionError(f"split_tensor axis={axis} differs from np.split")
-    return "axes 0, 1, -1: join = np.concatenate, split_tensor = np.split"
+    return "axes 0, 1, -1: concatenate = np.concatenate, split_tensor = np.split"
 
 
 def check_reverse_subsequences() -> str:
@@ -131,7 +131,7 @@ def check_slice_grad() -> str:
     """slice_grad equals a zero tensor with the gradient assigned through NumPy's slice (negative stride)."""
     g = np.random.default_rng(12).standard_normal((3, 3)).astype(np.float32)
     expected = np.zeros((7, 9), np.float32)
-    expected[6:0:-2, 1:9:3] = g  # slice1's window: offsets (1, 1), sizes (6, 8), strides (-2, 3)
+    expected[6:0:-2, 1:9:3] = g  # slice's window: offsets (1, 1), sizes (6, 8), strides (-2, 3)
     got = np.asarray(dmljax.slice_grad(g, (7, 9), (1, 1), (6, 8), (-2, 3)))
     if not np.array_equal(got, expected):
         raise AssertionError("slice_grad differs from NumPy's slice assignment")

@@ -56,6 +56,7 @@ GROUPS = {
     "selection": "dmljax.bench.selection",
     "segment": "dmljax.bench.segment",
     "vision": "dmljax.bench.vision",
+    "deterministic": "dmljax.bench.deterministic",
     "random": "dmljax.bench.random",
     "prng": "dmljax.bench.prng",
     "keys": "dmljax.bench.keys",

@@ -140,7 +140,7 @@ def cases() -> list[CollectiveCase]:
     vfun = jax.vmap(_partial(dmljax.scatter, 1))
     out.append(CollectiveCase("vmap(scatter) axis=1", "data", vfun, (x, perm, x), (batch,) * 3, (0, 2), False))
     # random bits (the state replicated, the bits sharded), and dropout on sharded activations.
-    state = np.asarray(dmljax.make_state(7, counter=2**32 - 100))
+    state = np.asarray(dmljax.random.make_state(7, counter=2**32 - 100))
     fun = _random_fun(_SHAPE)
     out.append(CollectiveCase("random_generator", "data", fun, (state,), (P(),), (), False, batch))
     out.append(CollectiveCase("random_generator", "data x model", fun, (state,), (P(),), (), False, both))
@@ -163,13 +163,13 @@ def _partial(op: Callable, axis: int) -> Callable:
 
 def _random_fun(shape: tuple[int, ...]) -> Callable:
     def call(state):
-        return dmljax.random_generator(state, shape)[0]
+        return dmljax.random.random_generator(state, shape)[0]
 
     return call
 
 
 def _dropout_fun(state, x):
-    return dmljax.dropout(state, x, 0.5)[0]
+    return dmljax.random.dropout(state, x, 0.5)[0]
 
 
 def _slice_fun(offsets: tuple, sizes: tuple, strides: tuple, axes: tuple) -> Callable:
@@ -177,7 +177,7 @@ def _slice_fun(offsets: tuple, sizes: tuple, strides: tuple, axes: tuple) -> Cal
         full_offsets, full_sizes, full_strides = [0] * x.ndim, list(x.shape), [1] * x.ndim
         for a, o, n, st in zip(axes, offsets, sizes, strides, strict=True):
             full_offsets[a], full_sizes[a], full_strides[a] = o, n, st
-        return dmljax.slice1(x, tuple(full_offsets), tuple(full_sizes), tuple(full_strides))
+        return dmljax.slice(x, tuple(full_offsets), tuple(full_sizes), tuple(full_strides))
 
     return call
 

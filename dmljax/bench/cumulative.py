@@ -1,4 +1,4 @@
-"""Benchmark cases for `cumulative_sum` / `cumulative_product`: what adding in sequence costs.
+"""Benchmark cases for `cumulative_sum` / `cumulative_prod`: what adding in sequence costs.
 
 Each case is a float32 ``(rows, cols)`` tensor of about ``nbytes`` bytes, summed (or
 multiplied) along the last axis (long rows) or the first (many columns at once).
@@ -56,7 +56,7 @@ def cases(sizes_bytes: Sequence[int]) -> list[Case]:
             _forward("cumulative_sum", cumulative_sum, jnp.cumsum, np.cumsum, shape, -1),
             _forward("cumulative_sum", cumulative_sum, jnp.cumsum, np.cumsum, shape, 0),
             _backward(shape, -1),
-            _forward("cumulative_product", cumulative_product, jnp.cumprod, np.cumprod, shape, -1),
+            _forward("cumulative_prod", cumulative_product, jnp.cumprod, np.cumprod, shape, -1),
         ]
         out[start:] = sized(out[start:], 4 * shape[0] * shape[1])
     return out

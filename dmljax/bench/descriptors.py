@@ -30,7 +30,9 @@ def cases(sizes_bytes: Sequence[int]) -> list[Case]:
         nhwc = dmljax.TensorDesc("float32", sizes, dmljax.packed_strides(sizes, "NHWC"))
         index_desc = dmljax.TensorDesc("uint32", sizes)
         output = dmljax.TensorDesc("float32", sizes)
-        op = dmljax.compile_operator(dmljax.GatherElementsOperatorDesc(nhwc, index_desc, output, axis=1))
+        op = dmljax.descriptors.compile_operator(
+            dmljax.descriptors.GatherElementsOperatorDesc(nhwc, index_desc, output, axis=1)
+        )
         rng = np.random.default_rng(size)
         data = jnp.asarray(rng.standard_normal(nhwc.min_buffer_elements, dtype=np.float32))
         indices = jnp.asarray(rng.integers(0, channels, index_desc.element_count, dtype=np.uint32))

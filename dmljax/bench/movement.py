@@ -12,8 +12,8 @@ same mode, ``jnp.concatenate``, ``jnp.split``, advanced indexing for
   ``jnp start+delta*iota (other bits)`` is the closed form, which computes other bits;
   ``numpy`` (a float32 ``cumsum``, which adds in sequence) computes the loop's bits. The
   int32 sequence is the closed form in both.
-* `slice_grad` (the window of `slice1` with rows reversed in steps of 2, every third
-  column) against ``jax.vjp`` of `slice1` (the reference) and ``jnp .at[].set`` into zeros.
+* `slice_grad` (the window of `slice` with rows reversed in steps of 2, every third
+  column) against ``jax.vjp`` of `slice` (the reference) and ``jnp .at[].set`` into zeros.
 
 Backward cases (``grad(sum(op(x) * cotangent))``, random cotangent) for `tile`, `pad`
 reflection and `reverse_subsequences`.
@@ -163,12 +163,11 @@ def _join_split_cases(x: np.ndarray) -> list[Case]:
     sizes = (cols // 4, cols // 4, cols - 2 * (cols // 4))
     cuts = [sizes[0], sizes[0] + sizes[1]]
     pieces = tuple(np.ascontiguousarray(p) for p in np.split(x, cuts, axis=1))
-    join = {"dmljax": lambda *p: dmljax.join(p, 1), "jnp": lambda *p: jnp.concatenate(p, axis=1)}
+    join = {"dmljax": lambda *p: dmljax.concatenate(p, 1), "jnp": lambda *p: jnp.concatenate(p, axis=1)}
     split = {"dmljax": lambda v: dmljax.split_tensor(v, sizes, 1), "jnp": lambda v: tuple(jnp.split(v, cuts, axis=1))}
     split_np = lambda v: tuple(np.ascontiguousarray(p) for p in np.split(v, cuts, axis=1))  # noqa: E731
-    out = op_cases(
-        GROUP, f"join axis=1 sizes={sizes} {x.shape}", 2 * x.nbytes, pieces, join, lambda *p: np.concatenate(p, 1)
-    )
+    name = f"concatenate axis=1 sizes={sizes} {x.shape}"
+    out = op_cases(GROUP, name, 2 * x.nbytes, pieces, join, lambda *p: np.concatenate(p, 1))
     return out + op_cases(GROUP, f"split_tensor axis=1 sizes={sizes} {x.shape}", 2 * x.nbytes, (x,), split, split_np)
 
 
@@ -228,7 +227,7 @@ def _slice_grad_cases(shape: tuple[int, int]) -> list[Case]:
     g = np.random.default_rng(3).standard_normal(outs, dtype=np.float32)
 
     def vjp(g: jax.Array) -> jax.Array:
-        return jax.vjp(lambda v: dmljax.slice1(v, offsets, sizes, strides), jnp.zeros(shape, g.dtype))[1](g)[0]
+        return jax.vjp(lambda v: dmljax.slice(v, offsets, sizes, strides), jnp.zeros(shape, g.dtype))[1](g)[0]
 
     def assign_np(g: np.ndarray) -> np.ndarray:
         out = np.zeros(shape, g.dtype)
@@ -237,11 +236,11 @@ def _slice_grad_cases(shape: tuple[int, int]) -> list[Case]:
 
     ops = {
         "dmljax": lambda g: dmljax.slice_grad(g, shape, offsets, sizes, strides),
-        "vjp(slice1)": vjp,
+        "vjp(slice)": vjp,
         "jnp .at[].set": lambda g: jnp.zeros(shape, g.dtype).at[window].set(g),
     }
     name = f"slice_grad strides={strides} {shape}"
-    return op_cases(GROUP, name, g.nbytes + 4 * rows * cols, (g,), ops, assign_np, reference="vjp(slice1)")
+    return op_cases(GROUP, name, g.nbytes + 4 * rows * cols, (g,), ops, assign_np, reference="vjp(slice)")
 
 
 def cases(sizes_bytes: Sequence[int]) -> list[Case]:

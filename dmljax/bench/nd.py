@@ -49,7 +49,11 @@ _CPU_FORCED_MAX_UPDATES = 1 << 18
 _FORMULATIONS = {
     "sorted fold": {"cpu_ordered_scatter": False},
     # the CUDA formulation (one sort, the Pallas kernel), its kernel interpreted: its growth, not a GPU's time
-    "fold kernel (interpreted)": {"cpu_ordered_scatter": False, "ordered_fold_kernel_interpret": True},
+    "fold kernel (interpreted)": {
+        "cpu_ordered_scatter": False,
+        "ordered_fold_kernel": True,
+        "ordered_fold_kernel_interpret": True,
+    },
     "rounds": {"cpu_ordered_scatter": False, "ordered_rounds": True},
 }
 

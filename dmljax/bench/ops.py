@@ -1,4 +1,4 @@
-"""Benchmark cases for scatter, gather, gather_elements and slice1 (see `_harness`).
+"""Benchmark cases for scatter, gather, gather_elements and slice (DML_SLICE1; see `_harness`).
 
 Every case is jitted float32 data of ``size`` bytes, shaped ``(size / 4096, 1024)``, with
 indices of each type asked for (``index_dtypes``; the CLI's ``--index-dtypes``): signed ones
@@ -52,6 +52,8 @@ def cases(sizes_bytes: Sequence[int] = DEFAULT_SIZES, index_dtypes: Sequence[str
                 for axis in (0, 1):
                     typed += _gather_elements_cases(rng, x, axis, dtype)
                     typed += _gather_cases(rng, x, axis, dtype)
+                if dtype == "int32":  # rows of 16 (embeddings; issue 38/40's gradient case)
+                    typed += _gather_cases(rng, x.reshape(-1, 16), 0, dtype, forced=True)
                 typed += _scatter_cases(rng, x, dtype)
             built += typed if dtype == "int32" else [_typed(case, dtype) for case in typed]
         built += _slice1_cases(x)
@@ -147,16 +149,30 @@ def _blocked_take_rows(x: jax.Array, i: jax.Array) -> jax.Array:
     return out.reshape(cols // 32, rows, 32).transpose(1, 0, 2).reshape(rows, cols)
 
 
-def _gather_cases(rng: np.random.Generator, x: np.ndarray, axis: int, dtype: str) -> list[Case]:
+def _gather_cases(rng: np.random.Generator, x: np.ndarray, axis: int, dtype: str, forced: bool = False) -> list[Case]:
+    """gather's forward and backward; ``forced``: also ``sorted fold``, dmljax with the off-CPU
+    formulation of its ordered gradient forced (config ``cpu_ordered_scatter`` off)."""
     i = _as_index(_signed(rng, x.shape[axis], (x.shape[axis],)), x.shape[axis], dtype)
     ops = {
         "dmljax": lambda x, i: dmljax.gather(x, i, axis),
         # jnp.take's "clip" does not wrap negative indices: wrap them first (same semantics).
         "jnp": lambda x, i: jnp.take(x, jnp.where(i < 0, i + x.shape[axis], i), axis, mode="clip"),
     }
+    if forced:
+        ops["sorted fold"] = _forced_off_cpu(ops["dmljax"])
     name = f"gather axis={axis} {x.shape}"
     cases = _fwd_bwd("gather", name, 2 * x.nbytes + i.nbytes, (x, i), ops, lambda x, i: np.take(x, i, axis), (0,))
     return _torch.with_torch(cases, _torch.gather(x, i, axis))
+
+
+def _forced_off_cpu(f: Callable) -> Callable:
+    """``f`` traced with the off-CPU formulations of the ordered reductions (the sorted fold)."""
+
+    def forced(*args: Any) -> Any:
+        with dmljax.config.override(cpu_ordered_scatter=False):
+            return f(*args)
+
+    return forced
 
 
 def _scatter_rows(rng: np.random.Generator, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
@@ -206,10 +222,10 @@ def _slice1_cases(x: np.ndarray) -> list[Case]:
     rows, cols = x.shape
     offsets, sizes, strides = (0, 1), (rows, cols - 1), (-1, 2)  # rows reversed, every other column
     ops = {
-        "dmljax": lambda x: dmljax.slice1(x, offsets, sizes, strides),
+        "dmljax": lambda x: dmljax.slice(x, offsets, sizes, strides),
         "jnp": lambda x: jnp.flip(x[:, 1:cols:2], 0),
     }
-    name = f"slice1 rev+stride2 {x.shape}"
+    name = f"slice rev+stride2 {x.shape}"
     numpy_fn = lambda x: np.ascontiguousarray(x[::-1, 1:cols:2])  # noqa: E731
     cases = _fwd_bwd("slice1", name, x.nbytes, (x,), ops, numpy_fn, (0,))
     return _torch.with_torch(cases, _torch.slice1(x, (slice(None), slice(1, cols, 2)), (0,)))

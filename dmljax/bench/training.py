@@ -2,7 +2,7 @@
 
 ``python -m dmljax.bench.training [--rounds N]`` builds one SGD step of a small model that
 uses every array operator: an embedding lookup (`dmljax.gather` / ``jnp.take``), dropout
-(`dmljax.dropout` / ``jax.random.bernoulli``), a scatter that overwrites half the time steps
+(`dmljax.random.dropout` / ``jax.random.bernoulli``), a scatter that overwrites half the time steps
 with a learned mask vector (`dmljax.scatter` / ``jnp.put_along_axis``, i.e. ``.at[].set``)
 and a per-example pick along time (`dmljax.gather_elements` / ``jnp.take_along_axis``).
 The batch is sharded over a 1-D ``data`` mesh of 8 devices, the parameters replicated. It
@@ -34,7 +34,7 @@ RATE = 0.1
 def _dmljax_ops(rng_state: jax.Array) -> dict[str, Callable]:
     return {
         "take": lambda table, tokens: dmljax.gather(table, tokens, axis=0, mode="clip"),
-        "dropout": lambda h: dmljax.dropout(rng_state, h, RATE)[0],
+        "dropout": lambda h: dmljax.random.dropout(rng_state, h, RATE)[0],
         "set": lambda z, idx, upd: dmljax.scatter(z, idx, upd, axis=1, mode="fill"),
         "pick": lambda z, idx: dmljax.gather_elements(z, idx, axis=1, mode="clip"),
     }
@@ -92,7 +92,7 @@ def _inputs(mesh: Mesh) -> tuple:
     )
     params = jax.device_put(params, rep)
     data = jax.device_put(data, batch)
-    return params, data, jax.device_put(np.asarray(dmljax.make_state(1)), rep)
+    return params, data, jax.device_put(np.asarray(dmljax.random.make_state(1)), rep)
 
 
 def main(argv: Sequence[str] = ()) -> None:

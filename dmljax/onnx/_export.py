@@ -143,10 +143,10 @@ def export(
     trace, which becomes its node: Gather (`dmljax.gather`), GatherElements
     (`dmljax.gather_elements`), ScatterElements (`dmljax.scatter`, ``reduction`` from opset 16/18),
     GatherND and ScatterND (`dmljax.gather_nd`, `dmljax.scatter_nd`),
-    Slice (`dmljax.slice1`, negative steps included) and Reshape/Transpose/Slice/Concat/Expand
+    Slice (`dmljax.slice`, negative steps included) and Reshape/Transpose/Slice/Concat/Expand
     (`dmljax.read_tensor`, `dmljax.write_tensor`); the rest goes through jax2onnx's
     lowerings. Any callable works (an operator itself, a partial, a closure, a jitted
-    function, a `dmljax.compile_operator` result, a Flax or Equinox module), and nothing
+    function, a `dmljax.descriptors.compile_operator` result, a Flax or Equinox module), and nothing
     global changes: other threads may call dmljax meanwhile. Index modes lower exactly: the
     default and ``"clip"`` add a Clip, ``"fill"`` a Where (a Concat and a Slice for scatter),
     constant in-range indices and ``"promise_in_bounds"`` nothing.
@@ -172,7 +172,7 @@ def export(
 
     Raises:
       ValidationError: naming the operator or argument: an opset out of range;
-        ``mode="checked"``; the random operators and ``jax.random`` on `dmljax.prng_impl`
+        ``mode="checked"``; the random operators and ``jax.random`` on `dmljax.random.prng_impl`
         keys (ONNX has no Philox 4x32-10); draws from other keys (threefry: ONNX has no
         counter-based generator); complex values; a symbolic dimension ONNX's nodes
         cannot take; names of the wrong count, empty or repeated; an NNX module in train

@@ -14,7 +14,8 @@ onnxruntime's CPU provider has no kernel for, or a node the model's opset lacks:
 * bfloat16 ``add``/``sub``/``mul``/``div``/``max``/``min`` (no kernels) run in float32
   and round once to bfloat16. float32 holds more than ``2p + 2`` bits of bfloat16's ``p =
   8``, so the rounded float32 result is the correctly rounded bfloat16 one: XLA's
-  (which computes these in float32 too).
+  (which computes these in float32 too). bfloat16 comparisons (no kernels either) compare
+  the float32 values, which hold every bfloat16 exactly.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ BITCAST_OPSET = 26
 _BF16, _F32, _I32 = np.dtype(jnp.bfloat16), np.dtype(np.float32), np.dtype(np.int32)
 _PAD_CARRIER = {np.dtype(np.int16): _I32, np.dtype(np.uint16): _I32}
 _BF16_ARITHMETIC = {"add", "sub", "mul", "div", "max", "min"}
+# Comparisons of bfloat16 (onnxruntime has no bfloat16 Equal/Less/...) compare the exact float32 values.
+_BF16_COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
 
 
 def _bitcast(x: Any, new_dtype: Any) -> Any:
@@ -78,6 +81,8 @@ def reformulate(name: str, invals: list[Any], params: dict[str, Any]) -> list[An
     elif name in _BF16_ARITHMETIC and any(np.dtype(getattr(x, "dtype", _F32)) == _BF16 for x in invals):
         wide = [lax.convert_element_type(x, _F32) for x in invals]
         out = lax.convert_element_type(getattr(lax, f"{name}_p").bind(*wide, **params), _BF16)
+    elif name in _BF16_COMPARISONS and any(np.dtype(getattr(x, "dtype", _F32)) == _BF16 for x in invals):
+        out = getattr(lax, f"{name}_p").bind(*(lax.convert_element_type(x, _F32) for x in invals), **params)
     return None if out is None else [out]
 
 

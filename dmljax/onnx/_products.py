@@ -1,4 +1,4 @@
-"""`dmljax.cumulative_product` as an ONNX model computes it: ONNX has no CumProd node.
+"""`dmljax.cumulative_prod` as an ONNX model computes it: ONNX has no CumProd node.
 
 The implementation's ``lax.scan`` in the data's type reaches jax2onnx's Loop lowering,
 which types the loop body for float32/float64 and int32 only (a float16 body multiplies
@@ -61,7 +61,7 @@ def _loop(xs: Any) -> Any:
 
 
 def cumulative_product(x: Any, *, axis: int, reverse: bool, exclusive: bool) -> Any:
-    """``dmljax.cumulative_product(x, axis, reverse=..., exclusive=...)`` in the formulation above."""
+    """``dmljax.cumulative_prod(x, axis, reverse=..., exclusive=...)`` in the formulation above."""
     n = x.shape[axis]
     if jax.export.is_symbolic_dim(n) or n == 0:
         return None

@@ -6,12 +6,15 @@
   ``checkpoint``) are inlined, so markers inside jitted functions are reached;
 * the ordered float add's primitive (`dmljax._ops.ordered.ordered_add`; outside a marker in a
   ``jax.jvp``) becomes a lax scatter-add, so a ScatterElements ``add``, which ONNX defines
-  in the updates' order;
+  in the updates' order (`dmljax.deterministic` writes its scatters as that primitive); its
+  dual ``ordered_take`` (the tangent of dmljax's gathers) a plain gather, and the gather with
+  an ordered transpose of `dmljax.deterministic` (`dmljax._transforms.ordered_gather`) the
+  lax gather;
 * each operator marker (`dmljax._core.markers`) becomes the operator's export-only
   primitive (`dmljax.onnx._primitives`) applied to the operator's inputs only, so the
   implementation that computed the marked value is dead and removed (DCE); a float16/
   bfloat16 add/mul scatter becomes a loop over its updates (`dmljax.onnx._sequential`);
-* the random operators, ``jax.random`` on `dmljax.prng_impl` keys, draws, splits and
+* the random operators, ``jax.random`` on `dmljax.random.prng_impl` keys, draws, splits and
   fold-ins of every other key (threefry's included), ``mode="checked"`` and complex data
   are refused with a `dmljax.ValidationError` naming the operator;
 * ``scan``, ``while`` and ``cond`` are traced again (`jax.lax.scan`, `jax.lax.while_loop`,
@@ -45,13 +48,14 @@ import jax.extend.core
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jax._src.interpreters import partial_eval as pe
-from jax._src.lax import slicing
 
+from dmljax._core import jax_compat
 from dmljax._core.errors import fail
 from dmljax._core.markers import MARK_P
 from dmljax._ops.common.positions import scatter_at
 from dmljax._ops.ordered.ordered_add import PRIMITIVES as ORDERED_ADDS
+from dmljax._ops.ordered.ordered_add import ordered_take_p, take_formulation
+from dmljax._transforms.ordered_gather import ordered_gather_p
 from dmljax.onnx._elementwise import (
     elementwise_gather,
     elementwise_scatter,
@@ -271,7 +275,7 @@ def _clip_scatter(invals: list[Any], params: dict[str, Any]) -> tuple[list[Any],
     same way (`_clamp_scatter_indices`).
     """
     operand, indices, updates = invals[:3]
-    clamped = slicing._clamp_scatter_indices(operand, indices, updates, dnums=params["dimension_numbers"])
+    clamped = jax_compat.clamp_scatter_indices(operand, indices, updates, dnums=params["dimension_numbers"])
     return [operand, clamped, *invals[2:]], params | {"mode": lax.GatherScatterMode.PROMISE_IN_BOUNDS}
 
 
@@ -437,6 +441,12 @@ def _eval(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
             specs = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in eqn.invars]
             closed = jax.make_jaxpr(lambda x, t, u: scatter_at(x, t, u, "add"))(*specs)
             outs = _eval(closed.jaxpr, list(closed.consts), invals)
+        elif eqn.primitive is ordered_take_p:  # its transpose's dual: a gather, 0 where dropped
+            specs = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in eqn.invars]
+            closed = jax.make_jaxpr(take_formulation)(*specs)
+            outs = _eval(closed.jaxpr, list(closed.consts), invals)
+        elif eqn.primitive is ordered_gather_p:  # `dmljax.deterministic`'s gather: the lax gather it lowers to
+            outs = _bind(eqn.replace(primitive=lax.gather_p), invals)
         elif eqn.primitive.name == "platform_index":
             outs = [_platform_index(eqn.params["platforms"])]
         elif eqn.primitive.name in _CONTROL:
@@ -453,7 +463,7 @@ def _eval(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
 
 def _dce(jaxpr: Any) -> Any:
     """``jaxpr`` without dead equations, its invars kept, control-flow bodies included."""
-    jaxpr, _ = pe.dce_jaxpr(jaxpr, [True] * len(jaxpr.outvars), instantiate=True)
+    jaxpr, _ = jax_compat.dce_jaxpr(jaxpr, [True] * len(jaxpr.outvars), instantiate=True)
     eqns = []
     for eqn in jaxpr.eqns:
         if eqn.primitive.name in _CONTROL:

@@ -1,10 +1,11 @@
 """Sphinx extension: every public name of dmljax has a docstring of its own and an API entry.
 
-The public names are ``dmljax.__all__``, ``dmljax.typing.__all__`` and ``dmljax.onnx.__all__``. A function, class or
-enum must carry its own ``__doc__`` (not one inherited from a base class); any other value
-(a PRNG implementation object, an ``int`` constant) either is an instance of a dmljax class
-with its own docstring, or has an attribute docstring (a string literal right after the
-assignment) in the module that defines it. After reading the pages, the build fails
+The public names are the ``__all__`` of ``dmljax``, ``dmljax.descriptors``, ``dmljax.random``,
+``dmljax.typing`` and ``dmljax.onnx``. A function, class or enum must carry its own
+``__doc__`` (not one inherited from a base class); any other value (a PRNG implementation
+object, an ``int`` constant) either is an instance of a dmljax class with its own
+docstring, or has an attribute docstring (a string literal right after the assignment) in
+the module that defines it. After reading the pages, the build fails
 (`sphinx.errors.ExtensionError`, whatever ``-W`` says) for every public name without such
 a docstring or without a ``py`` object entry (``autofunction``, ``autoclass``,
 ``autodata``...) in the pages. ``tests/test_docs.py`` checks the same rule without Sphinx.
@@ -20,7 +21,7 @@ import pathlib
 import re
 from typing import Any
 
-PUBLIC_MODULES = ("dmljax", "dmljax.typing", "dmljax.onnx")
+PUBLIC_MODULES = ("dmljax", "dmljax.descriptors", "dmljax.random", "dmljax.typing", "dmljax.onnx")
 
 
 def public_names() -> list[tuple[str, str]]:

@@ -16,7 +16,10 @@ Where the values of an indices argument are known, `prepare_indices` decides wha
   (`raise_out_of_range`). On a GPU the two scalars are written to pinned host memory; on
   XLA CPU large indices reduce in two stages.
 * **Traced indices** are not checked eagerly; `IndexMode.CHECKED` adds a checkify check
-  (`checkify_in_bounds`).
+  (`dmljax._ops.common.checked.checkify_in_bounds`).
+
+Every check names the first bad index with one routine (`first_bad`) and one message
+(`out_of_bounds`, NumPy's wording): host values, device values, checkify and the segment ids.
 
 In the operator's own program the min/max made XLA CPU transpose and copy gather's axis-1
 output, several times the jitted call's time; apart, the check costs a few percent.
@@ -35,8 +38,6 @@ import jax.extend
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jax.experimental import checkify
-from jax.interpreters import ad, batching, mlir
 from jax.sharding import SingleDeviceSharding
 
 from dmljax._core.config import config
@@ -50,11 +51,15 @@ __all__ = [
     "call_checked",
     "check_host",
     "check_host_agreed",
-    "checkify_in_bounds",
     "dispatch_range",
+    "first_bad",
+    "index_low",
     "index_range",
     "narrow_on_host",
+    "out_of_bounds",
     "prepare_indices",
+    "raise_first_bad",
+    "valid_bounds",
     "raise_out_of_range",
 ]
 
@@ -82,24 +87,79 @@ def prepare_indices(
     return indices, policy.eager_check and not isinstance(indices, jax.core.Tracer)
 
 
-@functools.lru_cache(maxsize=256)
-def _bounds(dtype: np.dtype, axis_size: int) -> tuple[int, int]:
-    """The valid index range ``[low, high]`` along an axis, clipped to what ``dtype`` holds."""
-    info = np.iinfo(dtype)
-    low = -axis_size if dtype.kind == "i" else 0
-    return max(low, int(info.min)), min(axis_size - 1, int(info.max))
+def index_low(dtype: Any, size: int) -> int:
+    """The lowest valid index of an axis of ``size``: ``-size`` for a signed type (counted
+    from the end), else 0."""
+    return -size if np.dtype(dtype).kind == "i" else 0
 
 
-def _message(op: str, value: Any, axis: int, axis_size: int, where: str, signed: bool) -> str:
-    low = -axis_size if signed else 0
+def out_of_bounds(op: str, param: str, value: Any, position: str, axis: int, size: Any, low: Any) -> str:
+    """The one message of an index out of range: NumPy's words, then where and the valid range.
+
+    Examples:
+      >>> out_of_bounds("gather", "indices", 5, "1, 0", 0, 3, -3)
+      'gather: index 5 is out of bounds for axis 0 with size 3 (indices[1, 0]; valid range [-3, 2]).'
+    """
     return (
-        f"{op}: index {value} is out of bounds for axis {axis} with size {axis_size} "
-        f"({where}; valid range [{low}, {axis_size - 1}])."
+        f"{op}: index {value} is out of bounds for axis {axis} with size {size} "
+        f"({param}[{position}]; valid range [{low}, {size - 1}])."
     )
 
 
+def valid_bounds(dtype: Any, size: Any, low: int) -> tuple[int, Any]:
+    """The valid range ``[low, size - 1]`` clipped to what ``dtype`` holds (``size`` may be symbolic)."""
+    info = np.iinfo(dtype)
+    high = min(size - 1, int(info.max)) if isinstance(size, int) else size - 1
+    return max(low, int(info.min)), high
+
+
+def first_bad(values: Any, low: int, high: Any) -> tuple[Any, Any, Any]:
+    """Whether any of ``values`` lies outside ``[low, high]``, and the flat position and the value
+    of the first that does, compared in the values' own type: NumPy values with NumPy, JAX
+    arrays (traced too) with JAX.
+
+    Examples:
+      >>> first_bad(np.array([[0, 2], [-4, 7]]), -3, 2)
+      (np.True_, np.int64(2), np.int64(-4))
+    """
+    xp: Any = np if isinstance(values, np.ndarray) else jnp
+    dtype = np.dtype(values.dtype)
+    flat = values.reshape(-1)
+    bound = (lambda v: np.asarray(v, dtype)) if isinstance(high, int) else (lambda v: jnp.asarray(v, dtype))
+    bad = (flat < bound(low)) | (flat > bound(high))
+    first = xp.argmax(bad)
+    return xp.any(bad), first, flat[first]
+
+
+_first_bad_on_device = jax.jit(first_bad, static_argnums=(1, 2))
+
+
+def raise_first_bad(op: str, values: Any, axis: int, size: Any, param: str = "indices", low: int | None = None) -> None:
+    """Raise `IndexError` (`out_of_bounds`) for the first of concrete ``values`` (host or JAX)
+    outside ``[low, size)``; ``low`` defaults to `index_low`.
+
+    Examples:
+      >>> raise_first_bad("gather", np.array([[0, 2], [-4, 1]]), 0, 3)
+      Traceback (most recent call last):
+      ...
+      IndexError: gather: index -4 is out of bounds for axis 0 with size 3 (indices[1, 0]; valid range [-3, 2]).
+    """
+    low = index_low(values.dtype, size) if low is None else low
+    bounds = valid_bounds(values.dtype, size, low)
+    if isinstance(values, np.ndarray) or not isinstance(size, int):
+        found, position, value = first_bad(values, *bounds)
+    else:
+        with jax.ensure_compile_time_eval():  # concrete values under a trace too
+            found, position, value = _first_bad_on_device(values, *bounds)
+    if not bool(found):
+        return
+    where = ", ".join(str(int(p)) for p in np.unravel_index(int(position), values.shape))
+    raise IndexError(out_of_bounds(op, param, np.asarray(value).item(), where, axis, size, low))
+
+
 def check_host(op: str, values: np.ndarray, axis_size: int, axis: int) -> None:
-    """Raise `IndexError` for the first host value outside the valid range of the axis.
+    """Raise `IndexError` for the first host value outside the valid range of the axis
+    (`raise_first_bad`, after one min and max).
 
     Examples:
       >>> check_host("gather", np.array([[0, 2], [-4, 1]]), 3, 0)
@@ -109,13 +169,10 @@ def check_host(op: str, values: np.ndarray, axis_size: int, axis: int) -> None:
     """
     if values.size == 0:
         return
-    low, high = _bounds(values.dtype, axis_size)
+    low, high = valid_bounds(values.dtype, axis_size, index_low(values.dtype, axis_size))
     if int(values.min()) >= low and int(values.max()) <= high:
         return
-    bad = (values < values.dtype.type(low)) | (values > values.dtype.type(high))
-    position = tuple(int(p) for p in np.argwhere(bad)[0])
-    where = f"indices[{', '.join(str(p) for p in position)}]"
-    raise IndexError(_message(op, values[position], axis, axis_size, where, values.dtype.kind == "i"))
+    raise_first_bad(op, values, axis, axis_size)
 
 
 # Bytes of an IndexError message in `check_host_agreed`'s exchange (longer ones are cut).
@@ -258,100 +315,12 @@ def dispatch_range(indices: jax.Array) -> jax.Array:
 
 
 def raise_out_of_range(op: str, indices: jax.Array, found: jax.Array, axis_size: int, axis: int) -> None:
-    """Raise `IndexError` naming the first bad index if ``found`` (``[min, max]``) leaves the axis."""
-    low, high = _bounds(np.dtype(indices.dtype), axis_size)
+    """Raise `IndexError` naming the first bad index (`raise_first_bad`, on the device) if
+    ``found`` (``[min, max]``) leaves the axis."""
+    low, high = valid_bounds(indices.dtype, axis_size, index_low(indices.dtype, axis_size))
     found_low, found_high = np.asarray(found).tolist()  # two replicated scalars
-    if found_low >= low and found_high <= high:
-        return
-    position, value = (np.asarray(v).item() for v in _first_bad(indices, low, high))
-    where = f"indices[{', '.join(str(int(p)) for p in np.unravel_index(position, indices.shape))}]"
-    raise IndexError(_message(op, value, axis, axis_size, where, np.dtype(indices.dtype).kind == "i"))
-
-
-@functools.partial(jax.jit, static_argnums=(1, 2))
-def _first_bad(indices: jax.Array, low: int, high: int) -> tuple[jax.Array, jax.Array]:
-    """The flat position and the value of the first index outside ``[low, high]``, on the device."""
-    flat = indices.ravel()
-    dtype = np.dtype(indices.dtype)
-    bad = (flat < np.asarray(low, dtype)) | (flat > np.asarray(high, dtype))
-    first = jnp.argmax(bad)
-    return first, flat[first]
-
-
-def checkify_in_bounds(op: str, indices: jax.Array, axis_size: int, axis: int) -> None:
-    """Add a `checkify.check` that every (traced) index is in range; name the first bad one.
-
-    The check's predicate passes through `needs_checkify_p`, so that a program compiled
-    without `jax.experimental.checkify.checkify` fails with dmljax's error naming ``op``.
-    """
-    dtype = np.dtype(indices.dtype)
-    low, high = _bounds(dtype, axis_size)
-    flat = indices.ravel()
-    bad = (flat < np.asarray(low, dtype)) | (flat > np.asarray(high, dtype))
-    first = jnp.argmax(bad)
-    shown_low = -axis_size if dtype.kind == "i" else 0
-    checkify.check(
-        _needs_checkify(op, ~jnp.any(bad)),
-        f"{op}: index {{value}} is out of bounds for axis {axis} with size {axis_size} "
-        f"(flat position {{position}} of indices shape {indices.shape}; valid range [{shown_low}, {axis_size - 1}]).",
-        value=flat[first],
-        position=first,
-    )
-
-
-# An identity on the checked predicate (`checkify_in_bounds`). Under `checkify.checkify` its
-# rule removes it; compiled without, its lowering raises dmljax's error naming the operator,
-# before JAX's "Cannot abstractly evaluate a checkify.check which was not functionalized"
-# (which names none). Where this JAX's checkify has no rule table, it is not bound.
-needs_checkify_p = jax.extend.core.Primitive("dmljax_needs_checkify")
-needs_checkify_p.def_impl(lambda pred, *, op: pred)
-needs_checkify_p.def_abstract_eval(lambda pred, *, op: pred)
-
-
-def _needs_checkify_lowering(ctx: Any, pred: Any, *, op: str) -> Any:
-    rule = (
-        "run under jax.experimental.checkify.checkify when the indices are traced (wrap the jitted "
-        "function: checkify.checkify(jax.jit(f)), then err.throw()), or be another mode: None or "
-        '"clip" / "fill" / "promise_in_bounds"'
-    )
-    raise fail(op, "mode", rule, "checked", "traced indices compiled without checkify")
-
-
-def _needs_checkify_jvp(primals: tuple, tangents: tuple, *, op: str) -> tuple:
-    return needs_checkify_p.bind(primals[0], op=op), tangents[0]
-
-
-def _needs_checkify_batch(args: tuple, dims: tuple, *, op: str) -> tuple:
-    return needs_checkify_p.bind(args[0], op=op), dims[0]
-
-
-mlir.register_lowering(needs_checkify_p, _needs_checkify_lowering)
-ad.primitive_jvps[needs_checkify_p] = _needs_checkify_jvp
-batching.primitive_batchers[needs_checkify_p] = _needs_checkify_batch
-
-
-def _register_checkify_rule() -> bool:
-    """Tell checkify to drop the primitive; False where this jax keeps its rules elsewhere."""
-    try:
-        from jax._src.checkify import error_checks
-    except ImportError:  # pragma: no cover - a jax that moved it: JAX's own error instead
-        return False
-    error_checks[needs_checkify_p] = _drop_under_checkify
-    return True
-
-
-def _drop_under_checkify(*args: Any, op: str) -> tuple[Any, jax.Array]:
-    """Checkify's rule: ``(error, pred)`` unchanged. The arguments are ``(error,
-    enabled_errors, pred)``, after a ``ctx`` in newer jax (0.12), so they are read from the end."""
-    error, _, pred = args[-3:]
-    return error, pred
-
-
-_CHECKIFY_RULE = _register_checkify_rule()
-
-
-def _needs_checkify(op: str, pred: jax.Array) -> jax.Array:
-    return needs_checkify_p.bind(pred, op=op) if _CHECKIFY_RULE else pred
+    if found_low < low or found_high > high:
+        raise_first_bad(op, indices, axis, axis_size)
 
 
 def call_checked(op: str, impl: Callable[..., jax.Array], args: tuple, due: bool, **static: Any) -> jax.Array:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -252,9 +253,12 @@ def check_axis(op: str, axis: Any, rank: int, context: str) -> int:
     if isinstance(axis, jax.core.Tracer):
         hint = f"{context}; mark it static: jax.jit(..., static_argnames='axis')"
         raise fail(op, "axis", "be a static int (not traced)", axis, hint)
-    if isinstance(axis, bool) or not hasattr(axis, "__index__"):
+    if isinstance(axis, bool) or not hasattr(axis, "__index__") or np.ndim(axis) != 0:
         raise fail(op, "axis", "be an integer", axis, context)
-    axis = int(axis)
+    try:  # a float array's __index__ raises TypeError
+        axis = operator.index(axis)
+    except TypeError:
+        raise fail(op, "axis", "be an integer", axis, context) from None
     if not -rank <= axis < rank:
         raise fail(op, "axis", f"be in [{-rank}, {rank})", axis, context)
     return axis % rank

@@ -1,7 +1,7 @@
-"""`jax.vmap` rules of the index operators' markers (`dmljax._core.markers`).
+"""`jax.vmap` rules of the operators' markers (`dmljax._core.markers`).
 
 A batched operator is marked as one bigger operator of the same kind, so an ONNX export
-of ``jax.vmap(f)`` still has one node: gather_elements and scatter act per element (a
+of ``jax.vmap(f)`` still has one node. Index operators: gather_elements and scatter act per element (a
 batch is one more leading dimension, ``axis + 1``); gather over a batch of tables gathers
 along ``axis + 1``, over a batch of indices along ``axis`` (the batch lands there), over
 both from the tables merged along ``axis`` (indices offset by ``b * size``); slice1 gets
@@ -9,6 +9,11 @@ one more window dimension; gather_nd gets one more batch dimension (``batch_dims
 scatter_nd one more index column, the batch number (ONNX's ScatterND has no batch
 dimensions). The marked value stays the implementation's result, moved to
 the rule's batch dimension; the extra inputs are dead code for XLA.
+
+Order operators (cumulative_sum/product, top_k, argmax/argmin, one_hot, nonzero): the
+batch is a new leading dimension (``axis + 1``). one_hot with batched ``values`` (a pair
+per batch element) has no single node: its marker is dropped and the implementation
+exports. nonzero_coordinates keeps its marker so that an export still refuses it by name.
 """
 
 from __future__ import annotations
@@ -109,4 +114,43 @@ BATCHERS.update(
     slice1=_slice1,
     gather_nd=_gather_nd,
     scatter_nd=_scatter_nd,
+)
+
+
+# ----- the order operators ------------------------------------------------------------------
+
+
+def _fronted(args: tuple, dims: tuple) -> list[Any]:
+    size = _size(args, dims)
+    return [_front(x, d, size) for x, d in zip(args, dims, strict=True)]
+
+
+def _along_axis(args: tuple, dims: tuple, *, op: str, axis: int, **params: Any) -> tuple[Any, int]:
+    return MARK_P.bind(*_fronted(args, dims), op=op, axis=axis + 1, **params), 0
+
+
+def _arg_reduce(args: tuple, dims: tuple, *, op: str, axes: tuple[int, ...], **params: Any) -> tuple[Any, int]:
+    return MARK_P.bind(*_fronted(args, dims), op=op, axes=tuple(a + 1 for a in axes), **params), 0
+
+
+def _one_hot(args: tuple, dims: tuple, *, op: str, depth: int, axis: int) -> tuple[Any, int]:
+    (result, indices, values), (result_dim, index_dim, values_dim) = args, dims
+    if values_dim is not None:
+        return result, result_dim
+    result, indices = _fronted((result, indices), (result_dim, index_dim))
+    return MARK_P.bind(result, indices, values, op=op, depth=depth, axis=axis + 1), 0
+
+
+def _same(args: tuple, dims: tuple, **params: Any) -> tuple[Any, int]:
+    return MARK_P.bind(*_fronted(args, dims), **params), 0
+
+
+BATCHERS.update(
+    cumulative_sum=_along_axis,
+    cumulative_product=_along_axis,
+    top_k_values=_along_axis,
+    top_k_indices=_along_axis,
+    arg_reduce=_arg_reduce,
+    one_hot=_one_hot,
+    nonzero_coordinates=_same,
 )

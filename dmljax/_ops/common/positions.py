@@ -1,12 +1,17 @@
 """Flat positions: one unsigned position per element of an array viewed as 1-D.
 
-The XLA CPU formulations (`dmljax._ops.common.formulation`) and the scatter reductions
+The XLA CPU formulations (`use_flat` says when the flat one may be used) and the scatter reductions
 (`dmljax._ops.ordered.reductions`) address elements of an array by their row-major position in its
 flattened view, with ``prod(shape)`` as the out-of-range sentinel (dropped by a
 ``FILL_OR_DROP`` scatter). `flat_positions` builds them for one axis of normalised indices
 (uint32), `flat_targets` from one coordinate per dimension in `flat_dtype` (uint32, or
 uint64 with ``jax_enable_x64`` for larger arrays); `scatter_at` and `gather_at` scatter
 and gather at unsigned positions without jnp's conversion to int32.
+
+`use_flat`: XLA CPU runs an element-wise scatter or gather with batching dimensions as a
+loop over an ``(N, rank)`` index array; the same operation on the flattened array at
+one-column flat positions runs faster there (`dmljax._core.platform` says when and how a
+formulation is chosen per platform; docs/design/per-platform-formulations.md has the figures).
 """
 
 from __future__ import annotations
@@ -20,10 +25,11 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from dmljax._core.config import config
 from dmljax._core.dtypes import x64_enabled
 from dmljax._core.errors import fail
 from dmljax._core.limits import UINT32_MAX
-from dmljax._core.platform import concrete_shape
+from dmljax._core.platform import concrete_shape, one_device_shape
 from dmljax._ops.common.indices import IndexMode, size_scalar
 
 __all__ = [
@@ -35,6 +41,7 @@ __all__ = [
     "flat_targets",
     "gather_at",
     "scatter_at",
+    "use_flat",
 ]
 
 # The one bound of flat positions: an array of fewer than FLAT_LIMIT elements takes uint32
@@ -42,6 +49,21 @@ __all__ = [
 # ``prod(shape) <= UINT32_MAX`` would fit as well; the bound keeps the 2^32 - 1 element case
 # on uint64 as it always was (a ValidationError with x64 off).
 FLAT_LIMIT = UINT32_MAX
+
+
+def use_flat(shape: tuple) -> bool:
+    """Whether the flat formulation of the element-wise gathers and scatters may be used for an
+    array of ``shape`` on one CPU device (see the module doc; the positions: `flat_positions`).
+
+    Examples:
+      >>> use_flat((3, 4))  # one device in this process
+      True
+      >>> use_flat((12,)), use_flat((2**16, 2**16))
+      (False, False)
+    """
+    if not config.flat_formulations:
+        return False
+    return len(shape) >= 2 and one_device_shape(shape) and math.prod(shape) < FLAT_LIMIT
 
 
 def clamped(index: jax.Array, size: int, mode: IndexMode) -> jax.Array:

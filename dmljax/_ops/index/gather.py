@@ -8,9 +8,10 @@ gather is slow on XLA CPU, the gather gets a custom tangent (`dmljax._ops.index.
 transpose is a faster scatter-add; the forward pass is the same gather either way, run in
 column blocks on XLA CPU for gather_elements along a long outer axis of 16 MiB of data or
 more (`dmljax._ops.index.gather_blocked`, docs/design/blocked-gather.md), and so is its tangent. Off the CPU
-the blocks serve the tangent from 32 MiB and the forward pass from 64 MiB, and on one CUDA
-GPU gather's gradient along an axis with little data after it is one 1-D scatter-add
-(`dmljax._ops.index.gather_grad.gather_flat_tangent`, docs/design/gather-gradient.md).
+the blocks serve the forward pass from 64 MiB. Every gradient adds the cotangent into the
+data in its row-major order, as scatter's ``"add"`` reduction does: off one XLA CPU device
+through the ordered add (`dmljax._ops.index.gather_grad.ordered_tangent`,
+docs/design/gather-gradient.md).
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ from dmljax._core.errors import fail
 from dmljax._core.markers import mark, traced
 from dmljax._core.platform import cpu_or_plain, one_device_shape, opaque_predicate
 from dmljax._core.typing import IndexArray
-from dmljax._ops.common.formulation import use_flat
-from dmljax._ops.common.index_checks import call_checked, checkify_in_bounds, marked_mode, prepare_indices
+from dmljax._ops.common.checked import checkify_in_bounds
+from dmljax._ops.common.index_checks import call_checked, marked_mode, prepare_indices
 from dmljax._ops.common.indices import (
     IndexMode,
     as_data,
@@ -43,11 +44,16 @@ from dmljax._ops.common.indices import (
     position_dtype,
     resolve_mode,
 )
+from dmljax._ops.common.positions import use_flat
 from dmljax._ops.index.gather_blocked import blocked, blocked_forward_on_cpu, use_blocked
 from dmljax._ops.index.gather_grad import (
+    elements_targets,
     flat_tangent,
     gather_flat_tangent,
+    gather_targets,
     linear_in_data,
+    ordered_choice,
+    ordered_tangent,
     rows_tangent,
     use_gpu_flat,
     use_rows,
@@ -68,7 +74,9 @@ def gather(
     clamped by default, as DML_GATHER's reads are. ``mode`` chooses (`dmljax.IndexMode`):
     ``"clip"`` reads the nearest element, ``"fill"`` reads 0. Every index type is exact
     at its full width (a 64-bit index is never truncated to 32 bits), on axes of up to
-    2^32 - 1 elements.
+    2^32 - 1 elements. Gradients: ``data``'s adds the cotangent in its row-major order, as
+    `scatter`'s ``"add"`` reduction does (``np.add.at``'s bits), on every platform and
+    device count.
 
     Args:
       data: array of rank >= 1, any `DataType` (bool, bfloat16 and complex included).
@@ -122,6 +130,8 @@ def gather_elements(
     also allows smaller sizes elsewhere, dmljax does not). Negative indices count from the
     end of the axis. Out-of-range indices: as `gather` (concrete ones raise `IndexError`,
     traced ones read clamped as DML_GATHER_ELEMENTS' reads are; see `dmljax.IndexMode`).
+    Gradients: ``data``'s adds the cotangent in its row-major order, as `scatter`'s
+    ``"add"`` reduction does, on every platform and device count.
 
     Args:
       data: array of 1 to 8 dimensions, any `DataType`.
@@ -186,9 +196,14 @@ def _gather_impl(data: jax.Array, indices: jax.Array, *, axis: int, mode: IndexM
         checkify_in_bounds("gather", indices, size, axis)
     index = _normalize_once(indices, mode, data.shape, axis)
     take: Callable[..., jax.Array] = functools.partial(_gather_lax, axis=axis, mode=mode)
+    rows = functools.partial(rows_tangent, axis=axis, mode=mode) if use_rows(data.shape, axis) else take
+    targets = functools.partial(gather_targets, axis=axis, mode=mode)
+    ordered = ordered_choice(rows, functools.partial(ordered_tangent, targets=targets), data.shape, data.dtype)
+    if ordered is not None:  # the cotangent added in its row-major order (gather_grad)
+        return linear_in_data(take, ordered)(data, index)
     tangents: dict[str, Callable[..., jax.Array]] = {}
-    if use_rows(data.shape, axis):
-        tangents["cpu"] = functools.partial(rows_tangent, axis=axis, mode=mode)
+    if rows is not take:
+        tangents["cpu"] = rows
     out_shape = data.shape[:axis] + index.shape + data.shape[axis + 1 :]
     if use_gpu_flat(data.shape, axis, out_shape, data.dtype.itemsize):
         tangents["cuda"] = functools.partial(gather_flat_tangent, axis=axis, mode=mode)
@@ -249,8 +264,11 @@ def _gather_elements_impl(
 def _elements_formulation(shape: tuple, dtype: np.dtype, axis: int, mode: IndexMode) -> Callable[..., jax.Array]:
     """The gather_elements to trace for ``data`` of ``shape``: its forward pass and its tangent, per platform.
 
-    Without `use_flat` (several devices, a symbolic shape, rank 1): the plain gather, with
-    JAX's transpose. Otherwise a `linear_in_data` gather whose parts `cpu_or_plain` picks:
+    The tangent adds the cotangent in its row-major order (`ordered_choice`): off one XLA CPU
+    device it is `ordered_tangent` (config ``ordered_gather_gradients``; off, the table's
+    "elsewhere" tangents, JAX's transposes). Without `use_flat` (several devices, a symbolic
+    shape, rank 1) the forward pass is the plain gather. Otherwise a `linear_in_data` gather
+    whose parts `cpu_or_plain` picks:
 
     ========  =====================================  ===============================================
     part      XLA CPU                                elsewhere
@@ -258,17 +276,20 @@ def _elements_formulation(shape: tuple, dtype: np.dtype, axis: int, mode: IndexM
     forward   column blocks where `use_blocked` and  column blocks where `use_blocked` and from
               `blocked_forward_on_cpu` (the host's   ``blocked_gather_elements_gpu_forward_min_bytes``
               class), else the gather
-    tangent   `flat_tangent`, in column blocks       column blocks (no apart pass) from
-              where `use_blocked`                    ``blocked_gather_elements_gpu_gradient_min_bytes``,
-                                                     else the gather
+    tangent   `flat_tangent`, in column blocks       `ordered_tangent`; unordered: column blocks (no
+              where `use_blocked`                    apart pass) from ``blocked_gather_elements_gpu_
+                                                     gradient_min_bytes``, else the gather
     ========  =====================================  ===============================================
 
     Where `use_blocked` holds the forward pass is always the platform choice, so that a GPU
     program is the same on every tracing host (docs/design/blocked-gather.md).
     """
     take = functools.partial(_gather_elements_lax, axis=axis, mode=mode)
+    targets = functools.partial(elements_targets, axis=axis, mode=mode)
+    ordered = functools.partial(ordered_tangent, targets=targets)
     if not use_flat(shape):
-        return take
+        chosen = ordered_choice(take, ordered, shape, dtype)
+        return take if chosen is None else linear_in_data(take, chosen)
     blocks = functools.partial(blocked, functools.partial(_gather_elements_lax, mode=mode), axis=axis)
     forward: Callable[..., jax.Array] = take
     tangent_on_cpu = functools.partial(flat_tangent, axis=axis, mode=mode)
@@ -278,6 +299,9 @@ def _elements_formulation(shape: tuple, dtype: np.dtype, axis: int, mode: IndexM
         forward_off_cpu = blocks if use_blocked(shape, axis, dtype, gpu_forward) else take
         forward = functools.partial(cpu_or_plain, forward_on_cpu, forward_off_cpu)
         tangent_on_cpu = functools.partial(blocked, functools.partial(flat_tangent, mode=mode), axis=axis)
+    chosen = ordered_choice(tangent_on_cpu, ordered, shape, dtype)
+    if chosen is not None:
+        return linear_in_data(forward, chosen)
     gpu_gradient = config.blocked_gather_elements_gpu_gradient_min_bytes
     tangent_off_cpu = functools.partial(blocks, apart=False) if use_blocked(shape, axis, dtype, gpu_gradient) else take
     return linear_in_data(forward, functools.partial(cpu_or_plain, tangent_on_cpu, tangent_off_cpu))

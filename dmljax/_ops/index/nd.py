@@ -24,10 +24,10 @@ from jax import lax
 
 from dmljax._core.errors import fail
 from dmljax._core.markers import mark, traced
-from dmljax._core.platform import concrete_shape, cpu_or_plain
+from dmljax._core.platform import cpu_or_plain
 from dmljax._core.typing import IndexArray
+from dmljax._ops.common.checked import checkify_in_bounds
 from dmljax._ops.common.index_checks import (
-    checkify_in_bounds,
     index_range,
     marked_mode,
     prepare_indices,
@@ -47,7 +47,9 @@ from dmljax._ops.common.indices import (
     size_scalar,
 )
 from dmljax._ops.common.positions import flat_dtype, flat_targets, scatter_at
-from dmljax._ops.ordered.reductions import check_reduction, combine, cpu_scatter_in_order
+from dmljax._ops.index.gather_grad import linear_in_data, nd_targets, ordered_choice, ordered_tangent
+from dmljax._ops.ordered.reductions import Formulation, check_reduction, choose_formulation, combine
+from dmljax._ops.ordered.row_fold import fold_rows
 
 __all__ = ["gather_nd", "gather_nd_validated", "scatter_nd", "scatter_nd_validated", "scatter_nd_with_policy"]
 
@@ -71,7 +73,8 @@ def gather_nd(
     (`dmljax.IndexMode`): ``"clip"`` reads the nearest slice, ``"fill"`` reads 0 for a tuple
     holding any bad index. Every index type is exact at its full width.
 
-    Gradients: ``data``'s is a scatter-add of the cotangent at the gathered tuples.
+    Gradients: ``data``'s adds the cotangent at the gathered tuples in its row-major order,
+    as `scatter_nd`'s ``"add"`` reduction does, on every platform and device count.
 
     Args:
       data: array of 1 to 8 dimensions, any `DataType`.
@@ -211,6 +214,7 @@ def scatter_nd_with_policy(
     policy: IndexPolicy,
     indices_are_sorted: bool = False,
     unique_indices: bool = False,
+    row_ids: jax.Array | np.ndarray | None = None,
 ) -> jax.Array:
     """`scatter_nd` on arguments whose types and shapes are checked: the one path of ScatterND
     and of the segment reductions (`dmljax._ops.index.segment`), marked as ``scatter_nd`` in a trace.
@@ -218,7 +222,11 @@ def scatter_nd_with_policy(
     ``indices_are_sorted``: the tuples are promised in nondecreasing row-major order
     (dropped ones aside), so the flat targets can be laid out sorted for `combine`;
     ``unique_indices``: promised distinct, so a reduction is one plain scatter. A false
-    promise gives unspecified results. Errors name ``op``.
+    promise gives unspecified results. ``row_ids``: for tuples of one index under
+    `IndexMode.FILL` or `IndexMode.PROMISE_IN_BOUNDS`, the same rows as the caller's own
+    ids, any integer type, whose values outside ``[0, input.shape[0])`` (negative ones
+    included) are to be dropped, as XLA's scatter drops them: XLA CPU's row scatter takes
+    them as they are (no converted copy; `jax.ops.segment_sum` does the same). Errors name ``op``.
     """
     flat_dtype(op, input.shape)
     columns, checked = _columns(op, indices, input, 0, policy)
@@ -231,6 +239,7 @@ def scatter_nd_with_policy(
         checked=checked,
         indices_are_sorted=indices_are_sorted,
         unique_indices=unique_indices,
+        row_ids=row_ids,
     )
     if not traced(out, input, indices, updates):
         return out
@@ -334,11 +343,27 @@ def _gather_nd_impl(
     data: jax.Array, columns: tuple[jax.Array, ...], *, batch_dims: int, mode: IndexMode, checked: bool
 ) -> jax.Array:
     """GatherND on validated arguments: one `lax.gather` with ``batch_dims`` batching dims."""
-    b, k, r = batch_dims, len(columns), data.ndim
+    b = batch_dims
     positions = _positions("gather_nd", columns, data.shape, b, mode, checked)
     wide = max(np.dtype(p.dtype).itemsize for p in positions)
     index = jnp.stack([lax.convert_element_type(p, np.dtype(f"uint{8 * wide}")) for p in positions], axis=-1)
-    q = index.ndim
+    take = functools.partial(_gather_nd_lax, batch_dims=b, mode=mode)
+    targets = functools.partial(_nd_targets, batch_dims=b, mode=mode)
+    ordered = ordered_choice(take, functools.partial(ordered_tangent, targets=targets), data.shape, data.dtype)
+    if ordered is not None:  # the cotangent added in its row-major order (gather_grad)
+        return linear_in_data(take, ordered)(data, index)
+    return take(data, index)
+
+
+def _nd_targets(shape: tuple, index: jax.Array, *, batch_dims: int, mode: IndexMode) -> jax.Array:
+    """`nd_targets` of the stacked tuples."""
+    columns = tuple(index[..., j] for j in range(index.shape[-1]))
+    return nd_targets(shape, columns, batch_dims=batch_dims, mode=mode)
+
+
+def _gather_nd_lax(data: jax.Array, index: jax.Array, *, batch_dims: int, mode: IndexMode) -> jax.Array:
+    """The gather itself on the stacked normalised tuples, 0 for a `FILL` tuple holding a bad index."""
+    b, k, r, q = batch_dims, index.shape[-1], data.ndim, index.ndim
     dnums = lax.GatherDimensionNumbers(
         offset_dims=tuple(range(q - 1, q - 1 + r - b - k)),
         collapsed_slice_dims=tuple(range(b, b + k)),
@@ -351,9 +376,9 @@ def _gather_nd_impl(
     out = lax.gather(data, index, dnums, slice_sizes, mode=gather_mode)
     if mode is not IndexMode.FILL:
         return out
-    keep = jnp.ones(positions[0].shape, bool)
-    for j, p in enumerate(positions):  # the mask on the unsigned positions: exact at every width
-        keep = keep & (p < np.asarray(data.shape[b + j], p.dtype))
+    keep = jnp.ones(index.shape[:-1], bool)
+    for j in range(k):  # the mask on the unsigned positions: exact at every width
+        keep = keep & (index[..., j] < size_scalar(data.shape[b + j], index.dtype))
     keep = lax.broadcast_in_dim(keep, out.shape, tuple(range(q - 1)))
     return lax.select(keep, out, lax.full_like(out, 0))
 
@@ -369,6 +394,7 @@ def _scatter_nd_impl(
     checked: bool,
     indices_are_sorted: bool = False,
     unique_indices: bool = False,
+    row_ids: jax.Array | None = None,
 ) -> jax.Array:
     """ScatterND on validated arguments: whole slices (``"none"``), or at flat positions of the input."""
     k = len(columns)
@@ -377,62 +403,69 @@ def _scatter_nd_impl(
         return input
     if reduction == "none":
         return _write_slices(input, positions, updates, mode)
-    one_element = concrete_shape(input.shape[k:]) and math.prod(input.shape[k:]) == 1
-    ordered = jnp.issubdtype(input.dtype, jnp.inexact) and reduction in ("add", "mul")  # else one scatter
-    flat = functools.partial(
-        _combine_flat,
-        positions=positions,
-        reduction=reduction,
-        mode=mode,
+    formulation = choose_formulation(
+        reduction,
+        input.dtype,
+        input.shape,
+        window=input.shape[k:],
         indices_are_sorted=indices_are_sorted,
         unique_indices=unique_indices,
+        row_ids=row_ids is not None,
     )
-    if indices_are_sorted and ordered and not unique_indices and not one_element:
-        layout = functools.partial(_combine_sorted, positions=positions, reduction=reduction, mode=mode)
-        if not cpu_scatter_in_order(input, reduction):
-            return layout(input, updates)
-        on_cpu = _cpu_rows(input, positions, reduction, mode) or flat
-        return cpu_or_plain(on_cpu, layout, input, updates)  # XLA CPU's one scatter needs no sorted layout
-    in_order = ordered and cpu_scatter_in_order(input, reduction)
-    on_cpu = _cpu_rows(input, positions, reduction, mode) if in_order else None
-    if on_cpu is None:
-        return flat(input, updates)
-    return cpu_or_plain(on_cpu, flat, input, updates)
+    layouts = {
+        "flat": functools.partial(
+            _combine_flat, positions=positions, formulation=formulation, mode=mode, sorted_=indices_are_sorted
+        ),
+        "sorted": functools.partial(_combine_sorted, positions=positions, reduction=reduction, mode=mode),
+        "rows": functools.partial(_scatter_rows, positions=positions, reduction=reduction, mode=mode, row_ids=row_ids),
+    }
+    plain = layouts[formulation.layout]
+    if formulation.cpu_layout is None:
+        return plain(input, updates)
+    return cpu_or_plain(layouts[formulation.cpu_layout], plain, input, updates)
 
 
-def _cpu_rows(input: jax.Array, positions: list[jax.Array], reduction: str, mode: IndexMode) -> Any:
-    """On one XLA CPU device, a float ``"add"`` of whole slices as one scatter of rows (``(rows,
+def _scatter_rows(
+    input: jax.Array,
+    updates: jax.Array,
+    positions: list[jax.Array],
+    reduction: str,
+    mode: IndexMode,
+    row_ids: jax.Array | None = None,
+) -> jax.Array:
+    """On one XLA CPU device, a float reduction of whole slices as one scatter of rows (``(rows,
     w)`` windows), as `jax.ops.segment_sum` scatters, instead of one scatter of the ``w`` times
     as many flat elements: XLA CPU's scatter loops over the updates in their order, each
     row's elements inside (docs/design/ordered-reductions.md), so each element still takes
-    its updates in loop order. None where that does not apply (one element a slice, ``"mul"``,
-    whose differentiation needs the flat form, symbolic shapes)."""
+    its updates in loop order (`choose_formulation`'s ``cpu_layout="rows"``). ``"add"``:
+    XLA's combiner; ``"mul"``, ``"max"``/``"min"``: the loop's and onnxruntime's,
+    `dmljax._ops.ordered.row_fold` (with their own derivatives). The targets: ``row_ids``
+    where given (see `scatter_nd_with_policy`), else the flat row positions."""
     k = len(positions)
     window = input.shape[k:]
-    if reduction != "add" or not concrete_shape(input.shape) or math.prod(window) <= 1:
-        return None
     rows, w = math.prod(input.shape[:k]), math.prod(window)
-
-    def scatter_rows(input: jax.Array, updates: jax.Array) -> jax.Array:
-        lead = updates.shape[: updates.ndim - len(window)]
+    lead = updates.shape[: updates.ndim - len(window)]
+    if row_ids is None:
         coords = [jnp.broadcast_to(p, lead) for p in positions]
         targets = flat_targets(coords, input.shape[:k], mode, flat_dtype("scatter_nd", input.shape[:k])).reshape(-1)
-        out = scatter_at(input.reshape(rows, w), targets, updates.reshape(-1, w), "add")
-        return out.reshape(input.shape)
-
-    return scatter_rows
+    else:
+        targets = row_ids
+    table, values = input.reshape(rows, w), updates.reshape(-1, w)
+    if reduction == "add":
+        return scatter_at(table, targets, values, "add").reshape(input.shape)
+    return fold_rows(table, targets, values, reduction).reshape(input.shape)
 
 
 def _combine_flat(
     input: jax.Array,
     updates: jax.Array,
     positions: list[jax.Array],
-    reduction: str,
+    formulation: Formulation,
     mode: IndexMode,
-    indices_are_sorted: bool = False,
-    unique_indices: bool = False,
+    sorted_: bool,
 ) -> jax.Array:
-    """`combine` at the flat element positions of the input, in the updates' row-major order."""
+    """`combine` at the flat element positions of the input, in the updates' row-major order
+    (``sorted_``: tuples promised sorted, so the flat targets are sorted too)."""
     k = len(positions)
     full = updates.shape  # indices.shape[:-1] + input.shape[k:]
     lead = len(full) - (input.ndim - k)
@@ -440,9 +473,10 @@ def _combine_flat(
     coords += [lax.broadcasted_iota(np.uint32, full, lead + d) for d in range(input.ndim - k)]
     targets = flat_targets(coords, input.shape, mode, flat_dtype("scatter_nd", input.shape)).reshape(-1)
     flat, values = input.reshape(-1), updates.reshape(-1)
-    if unique_indices and reduction in ("add", "mul") and jnp.issubdtype(input.dtype, jnp.floating):
+    reduction = formulation.reduction
+    if formulation.unique_scatter:
         return scatter_at(flat, targets, values, reduction, unique=True).reshape(input.shape)  # one update a target
-    out = combine(flat, targets, values, reduction, indices_are_sorted=indices_are_sorted)
+    out = combine(flat, targets, values, reduction, indices_are_sorted=sorted_)
     return out.reshape(input.shape)
 
 

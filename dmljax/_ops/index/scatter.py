@@ -21,8 +21,8 @@ from dmljax._core.errors import fail
 from dmljax._core.markers import mark, traced
 from dmljax._core.platform import cpu_or_plain
 from dmljax._core.typing import IndexArray
-from dmljax._ops.common.formulation import use_flat
-from dmljax._ops.common.index_checks import call_checked, checkify_in_bounds, marked_mode, prepare_indices
+from dmljax._ops.common.checked import checkify_in_bounds
+from dmljax._ops.common.index_checks import call_checked, marked_mode, prepare_indices
 from dmljax._ops.common.indices import (
     IndexMode,
     as_data,
@@ -36,7 +36,7 @@ from dmljax._ops.common.indices import (
     normalize,
     resolve_mode,
 )
-from dmljax._ops.common.positions import flat_dtype, flat_positions, flat_targets
+from dmljax._ops.common.positions import flat_dtype, flat_positions, flat_targets, use_flat
 from dmljax._ops.ordered.reductions import check_reduction, combine
 
 __all__ = ["scatter", "scatter_elements", "scatter_validated"]

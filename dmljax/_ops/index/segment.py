@@ -16,7 +16,9 @@ Segment ids follow JAX's segment operations, not dmljax's index rules: the valid
 outside it is dropped, concrete or traced (JAX's ``FILL_OR_DROP``). ``mode`` chooses
 otherwise (`IndexMode`): ``"clip"`` combines into the nearest segment (negative ids: 0),
 ``"promise_in_bounds"`` promises every id valid, ``"checked"`` raises `IndexError` for a
-bad concrete id and adds a checkify check for traced ones (then drops).
+bad concrete id and adds a checkify check for traced ones (then drops); compiled without
+`checkify.checkify`, that check raises `ValidationError` naming the function, as
+`scatter_nd`'s does.
 """
 
 from __future__ import annotations
@@ -27,20 +29,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jax.experimental import checkify
 
-from dmljax._core.dtypes import as_data_type, x64_enabled
-from dmljax._core.errors import fail
-from dmljax._core.limits import UINT32_MAX
-from dmljax._ops.common.indices import (
-    INDEX_TYPES,
-    IndexMode,
-    IndexPolicy,
-    as_data,
-    check_rank,
-    type_fail,
-)
+from dmljax._ops.common.indices import IndexMode, IndexPolicy, as_data, check_rank, type_fail
 from dmljax._ops.index.nd import scatter_nd_with_policy
+from dmljax._ops.index.segment_ids import Segments, validate_segments
 
 __all__ = ["segment_max", "segment_mean", "segment_min", "segment_prod", "segment_sum"]
 
@@ -153,8 +145,14 @@ def segment_max(
 
     ``out`` starts at the type's lowest value (``-inf`` for floats, the integer minimum,
     ``False``), which an empty segment keeps, as in JAX; then each row is combined with
-    `scatter_nd`'s ``"max"`` in index order, NaN, signed zeros and gradients (ties) as
-    `scatter_nd` documents them. Arguments, ids and errors as `segment_sum`.
+    `scatter_nd`'s ``"max"`` in index order, NaN and signed zeros as `scatter_nd`
+    documents them. Arguments, ids and errors as `segment_sum`.
+
+    Gradients: the cotangent of ``out[s]`` goes whole to the one row the maximum is taken
+    from, the last of equal maxima in index order, and is zero for every other row.
+    ``jax.ops.segment_max`` shares it among tied rows instead, so swapping one for the other
+    changes the gradients of ties (not the values): for rows ``[2.0, 2.0, 1.0]`` in one
+    segment, dmljax gives ``[0, 1, 0]`` where JAX gives ``[0.5, 0.5, 0]``.
 
     Args:
       data: array of 1 to 8 dimensions, any real `DataType` (not complex).
@@ -175,6 +173,8 @@ def segment_max(
     Examples:
       >>> segment_max(jnp.array([1.0, 5.0, 3.0]), np.array([0, 0, 2]), num_segments=3)
       Array([  5., -inf,   3.], dtype=float32)
+      >>> jax.grad(lambda d: segment_max(d, np.array([0, 0, 0]), 1).sum())(jnp.array([2.0, 2.0, 1.0]))
+      Array([0., 1., 0.], dtype=float32)
     """
     return _segment("segment_max", "max", data, segment_ids, num_segments, indices_are_sorted, unique_indices, mode)
 
@@ -193,6 +193,10 @@ def segment_min(
     ``out`` starts at the type's highest value (``+inf`` for floats, the integer maximum,
     ``True``), which an empty segment keeps, as in JAX; then each row is combined with
     `scatter_nd`'s ``"min"`` in index order. Arguments, ids and errors as `segment_max`.
+
+    Gradients: the cotangent of ``out[s]`` goes whole to the last of the tied minima in
+    index order (``jax.ops.segment_min`` shares it among them): for rows ``[1.0, 3.0, 1.0]``
+    in one segment, dmljax gives ``[0, 0, 1]`` where JAX gives ``[0.5, 0, 0.5]``.
 
     Args:
       data: array of 1 to 8 dimensions, any real `DataType` (not complex).
@@ -213,6 +217,8 @@ def segment_min(
     Examples:
       >>> segment_min(jnp.array([4, 2, 7], jnp.int32), np.array([1, 1, 0]), num_segments=3)
       Array([         7,          2, 2147483647], dtype=int32)
+      >>> jax.grad(lambda d: segment_min(d, np.array([0, 0, 0]), 1).sum())(jnp.array([1.0, 3.0, 1.0]))
+      Array([0., 0., 1.], dtype=float32)
     """
     return _segment("segment_min", "min", data, segment_ids, num_segments, indices_are_sorted, unique_indices, mode)
 
@@ -254,14 +260,19 @@ def segment_mean(
       Array([1.5, 0. , 6. ], dtype=float32)
     """
     op = "segment_mean"
-    args = (segment_ids, num_segments, indices_are_sorted, unique_indices, mode)
     data = as_data(op, "data", data)
+    check_rank(op, "data", data.shape)
     if np.dtype(data.dtype).kind not in "fcV":  # V: bfloat16
         raise type_fail(op, "data.dtype", "be a float or complex type (a mean of integers is not one)", data.dtype)
-    total = _segment(op, "add", data, *args)
+    segments = validate_segments(op, data.shape, segment_ids, num_segments, indices_are_sorted, unique_indices, mode)
+    total = _reduce(op, "add", data, segments)
     # The count at full shape: XLA rewrites a division by a broadcast as a product with its
-    # reciprocal, which may round otherwise than the quotient.
-    count = _segment(op, "add", jnp.ones(data.shape, np.uint32), *args)
+    # reciprocal, which may round otherwise than the quotient. The ones depend on ``data`` (a
+    # select between equal operands, which XLA drops) so that under `jax.vmap` of ``data``
+    # with shared ids they carry the batch axis too, and the count keeps ``total``'s shape.
+    one = np.ones((), np.uint32)
+    ones = jnp.where(data == data, one, one)
+    count = _reduce(op, "add", ones, segments)
     return total / lax.convert_element_type(jnp.maximum(count, np.uint32(1)), data.dtype)
 
 
@@ -280,128 +291,34 @@ def _segment(
     check_rank(op, "data", data.shape)
     if reduction in ("max", "min") and np.dtype(data.dtype).kind == "c":
         raise type_fail(op, "data.dtype", "be a real type (max and min need an order)", data.dtype)
-    ids = _as_ids(op, segment_ids, data.shape)
-    sorted_ = _flag(op, "indices_are_sorted", indices_are_sorted)
-    unique = _flag(op, "unique_indices", unique_indices)
-    policy = _policy(op, mode)
-    n = _num_segments(op, num_segments, ids)
-    shape = (n, *data.shape[1:])
-    if isinstance(n, int) and n == 0:  # no segment: nothing lands (scatter_nd needs a non-empty axis)
+    segments = validate_segments(op, data.shape, segment_ids, num_segments, indices_are_sorted, unique_indices, mode)
+    return _reduce(op, reduction, data, segments)
+
+
+def _reduce(op: str, reduction: str, data: jax.Array, segments: Segments) -> jax.Array:
+    """ScatterND of ``data`` at the validated ``segments`` into the reduction's identity."""
+    shape = (segments.n, *data.shape[1:])
+    if segments.tuples is None:
         return jnp.zeros(shape, data.dtype)
-    if policy.checkify or policy.eager_check:
-        _check_ids(op, ids, n)
     init = jnp.full(shape, _identity(reduction, data.dtype), data.dtype)
-    ids = _unsigned(ids, policy.mode)
-    tuples = ids[:, None]
-    plain = IndexPolicy(policy.mode, eager_check=False, checkify=False)
+    plain = IndexPolicy(segments.mode, eager_check=False, checkify=False)
+    # The ids as given too (``row_ids``), where they are dropped outside ``[0, n)``: XLA CPU's row
+    # scatter drops them itself, with no converted copy. Host ids of a type JAX would narrow
+    # (int64 with x64 off) go only as the unsigned tuples, decided at full width.
+    ids = segments.ids
+    as_given = ids is not None and np.dtype(ids.dtype) == jax.dtypes.canonicalize_dtype(ids.dtype)
+    row_ids = ids if as_given and segments.mode is not IndexMode.CLIP else None
     return scatter_nd_with_policy(
-        op, init, tuples, data, reduction=reduction, policy=plain, indices_are_sorted=sorted_, unique_indices=unique
+        op,
+        init,
+        segments.tuples,
+        data,
+        reduction=reduction,
+        policy=plain,
+        indices_are_sorted=segments.indices_are_sorted,
+        unique_indices=segments.unique_indices,
+        row_ids=row_ids,
     )
-
-
-def _as_ids(op: str, segment_ids: Any, shape: tuple[int, ...]) -> jax.Array | np.ndarray:
-    """The ids as given (JAX arrays, tracers) or as NumPy (host values), type and shape checked."""
-    if not isinstance(segment_ids, jax.Array):
-        segment_ids = np.asarray(segment_ids)
-    dtype = np.dtype(segment_ids.dtype)
-    if dtype.kind not in "iu" or as_data_type(dtype) not in INDEX_TYPES:
-        names = ", ".join(t.name for t in INDEX_TYPES)
-        raise type_fail(op, "segment_ids.dtype", f"be one of {names}", dtype)
-    context = f"data shape {shape}"
-    if segment_ids.ndim != 1:
-        raise fail(op, "segment_ids.ndim", "be 1 (one id per row of data)", segment_ids.ndim, context)
-    if segment_ids.shape[0] != shape[0]:
-        raise fail(op, "segment_ids.shape", f"equal (data.shape[0],) ({shape[0]},)", segment_ids.shape, context)
-    return segment_ids
-
-
-def _flag(op: str, param: str, value: Any) -> bool:
-    if isinstance(value, jax.core.Tracer) or not isinstance(value, bool | np.bool_):
-        raise fail(op, param, "be a static bool (a promise about segment_ids)", value)
-    return bool(value)
-
-
-def _policy(op: str, mode: Any) -> IndexPolicy:
-    """JAX's convention: drop by default, concrete ids too; ``"checked"`` checks, then drops."""
-    if mode is None:
-        return IndexPolicy(IndexMode.FILL, eager_check=False, checkify=False)
-    mode = IndexMode.from_any(mode, op)
-    if mode is IndexMode.CHECKED:
-        return IndexPolicy(IndexMode.FILL, eager_check=True, checkify=True)
-    return IndexPolicy(mode, eager_check=False, checkify=False)
-
-
-def _num_segments(op: str, num_segments: Any, ids: jax.Array | np.ndarray) -> Any:
-    """``num_segments`` validated, or ``max(ids) + 1`` (at least 0) from concrete ids."""
-    if num_segments is None:
-        if isinstance(ids, jax.core.Tracer):
-            rule = "be given (a static int) when segment_ids are traced: it fixes the output's shape"
-            raise fail(op, "num_segments", rule, None, "under jax.jit, jax.vmap or jax.grad of the ids")
-        if ids.shape[0] == 0:
-            return 0
-        with jax.ensure_compile_time_eval():
-            top = int(np.max(ids)) if isinstance(ids, np.ndarray) else int(jnp.max(ids))
-        return _in_range(op, max(top + 1, 0))
-    if jax.export.is_symbolic_dim(num_segments):
-        return num_segments
-    if isinstance(num_segments, jax.core.Tracer):
-        raise fail(op, "num_segments", "be a static int (not traced): it fixes the output's shape", num_segments)
-    if isinstance(num_segments, bool) or not hasattr(num_segments, "__index__"):
-        raise fail(op, "num_segments", "be an int or None", num_segments)
-    return _in_range(op, int(num_segments))
-
-
-def _in_range(op: str, n: int) -> int:
-    """DirectML's sizes: ``0 <= n``, and below 2^32 unless ``jax_enable_x64`` is on (uint32 positions)."""
-    if n < 0:
-        raise fail(op, "num_segments", "be >= 0", n)
-    if n > UINT32_MAX and not x64_enabled():
-        raise fail(op, "num_segments", f"be at most {UINT32_MAX} (2^32 - 1) unless jax_enable_x64 is on", n)
-    return n
-
-
-def _check_ids(op: str, ids: jax.Array | np.ndarray, n: Any) -> None:
-    """``mode="checked"``: concrete ids raise `IndexError` for the first outside ``[0, n)``;
-    traced ones get a `checkify.check`."""
-    template = f"{op}: segment id {{value}} is out of range for num_segments {n} ({{where}}; valid range [0, {n - 1}])."
-    if isinstance(ids, jax.core.Tracer):
-        bad = _bad(jnp, ids, n)
-        first = jnp.argmax(bad)
-        message = template.replace("{where}", "segment_ids[{position}]")
-        checkify.check(~jnp.any(bad), message, value=ids[first], position=first)
-        return
-    with jax.ensure_compile_time_eval():
-        xp = np if isinstance(ids, np.ndarray) else jnp
-        bad = _bad(xp, ids, n)
-        if not bool(xp.any(bad)):
-            return
-        position = int(xp.argmax(bad))
-        value = int(ids[position])
-    raise IndexError(template.format(value=value, where=f"segment_ids[{position}]"))
-
-
-def _bad(xp: Any, ids: Any, n: Any) -> Any:
-    """Ids outside ``[0, n)``, compared in the ids' own type (``n`` fits it unless it exceeds every id)."""
-    info = np.iinfo(ids.dtype)
-    if isinstance(n, int) and n > info.max:
-        return ids < 0 if info.min < 0 else xp.zeros(ids.shape, bool)
-    high = ids >= xp.asarray(n, ids.dtype)
-    return (ids < 0) | high if info.min < 0 else high
-
-
-def _unsigned(ids: jax.Array | np.ndarray, mode: IndexMode) -> jax.Array | np.ndarray:
-    """Signed ids as unsigned ones of their width, so that a negative id is never counted from
-    the end: two's complement puts it at ``2^w - k >= num_segments`` (dropped), or under
-    `IndexMode.CLIP` it is first raised to 0 (JAX clamps it to segment 0)."""
-    dtype = np.dtype(ids.dtype)
-    if dtype.kind == "u":
-        return ids
-    unsigned = np.dtype(f"uint{8 * dtype.itemsize}")
-    if isinstance(ids, np.ndarray):
-        return (np.maximum(ids, 0) if mode is IndexMode.CLIP else ids).astype(unsigned)
-    if mode is IndexMode.CLIP:
-        ids = jnp.maximum(ids, np.zeros((), dtype))
-    return lax.convert_element_type(ids, unsigned)
 
 
 def _identity(reduction: str, dtype: np.dtype) -> Any:

@@ -14,6 +14,7 @@ as ``first + j * step`` per run in the type, each product and sum exact
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,7 +26,7 @@ from jax import lax
 from dmljax._core.dtypes import DataType, as_data_type, x64_enabled
 from dmljax._core.errors import fail
 from dmljax._core.limits import MAX_DIMENSIONS, MAX_TENSOR_ELEMENTS
-from dmljax._ops.common.static_args import static_ints
+from dmljax._ops.common.static_args import static_ints, static_real
 from dmljax._ops.movement.float_runs import float_runs
 
 __all__ = ["check_scalar", "fill_value_sequence", "fill_value_sequence_validated", "float_loop"]
@@ -48,15 +49,16 @@ def fill_value_sequence(shape: Sequence[int], dtype: Any, start: float | int, de
     Args:
       shape: ``OutputTensor.Sizes``: 1 to 8 static ints >= 1.
       dtype: the output's `DataType` (FLOAT64 to UINT8; 64-bit types need ``jax_enable_x64``).
-      start: ``ValueStart``, a Python number.
-      delta: ``ValueDelta``, a Python number.
+      start: ``ValueStart``, a real number (Python or NumPy; not a string, bool or None).
+      delta: ``ValueDelta``, a real number.
 
     Returns:
       Array of ``shape`` and ``dtype``.
 
     Raises:
       ValidationError: ``shape`` is traced, out of range or too large; ``start`` or
-        ``delta`` is traced, or no integer in the type's range for an integer type.
+        ``delta`` is traced, no real number (None, a string, complex), or no integer in the
+        type's range for an integer type.
       TypeError: ``dtype`` is no DirectML type, or is 64-bit with ``jax_enable_x64`` off.
 
     Examples:
@@ -82,17 +84,20 @@ def fill_value_sequence(shape: Sequence[int], dtype: Any, start: float | int, de
 
 def check_scalar(op: str, param: str, value: Any, dtype: np.dtype) -> Any:
     """``value`` as the Python int or float the type takes (integers: the type's range; ``delta`` modulo 2^bits)."""
-    if isinstance(value, jax.core.Tracer) or isinstance(value, bool) or np.ndim(value) != 0:
-        raise fail(op, param, "be a static Python number", value, f"dtype {dtype}")
+    number = static_real(op, param, value, f"dtype {dtype}")
     if dtype.kind in "iu":
         low, high = np.iinfo(dtype).min, np.iinfo(dtype).max
         if param == "delta":  # a step modulo 2^bits: either type of the width (the page steps a UINT8 by -2)
             bits = dtype.itemsize * 8
             low, high = -(2 ** (bits - 1)), 2**bits - 1
-        if not float(value).is_integer() or not low <= int(value) <= high:
+        whole = number if isinstance(number, int) else int(number) if math.isfinite(number) else None
+        if whole is None or whole != number or not low <= whole <= high:
             raise fail(op, param, f"be an integer in [{low}, {high}] (dtype {dtype})", value)
-        return int(value)
-    return float(value)
+        return whole
+    try:
+        return float(number)
+    except OverflowError:  # a Python int beyond every float
+        raise fail(op, param, f"be a number that dtype {dtype} can hold", value) from None
 
 
 def fill_value_sequence_validated(shape: tuple[int, ...], dtype: np.dtype, start: Any, delta: Any) -> jax.Array:

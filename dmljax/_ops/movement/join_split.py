@@ -1,7 +1,7 @@
 """Join and split (DML_JOIN_OPERATOR_DESC, DML_SPLIT_OPERATOR_DESC) along one axis.
 
 `join` is `lax.concatenate`; `split_tensor` is one `lax.slice` per output. The public
-name of the split is `split_tensor` because `dmljax.split` derives random keys.
+name of the split is `split_tensor` because `dmljax.random.split` derives random keys.
 """
 
 from __future__ import annotations

@@ -32,24 +32,29 @@ PADDING_MODES = {
     "wrap": "wrap",
 }
 _PREFIX = "dml_padding_mode_"
+# NumPy's spelling of a mode that DirectML names otherwise (np.pad, jnp.pad).
+_NUMPY_ALIASES = {"reflect": "reflection"}
 
 
 def check_mode(op: str, mode: Any) -> str:
-    """``mode`` as a key of `PADDING_MODES` (any case, with or without ``DML_PADDING_MODE_``).
+    """``mode`` as a key of `PADDING_MODES` (any case, with or without ``DML_PADDING_MODE_``;
+    NumPy's ``"reflect"`` for ``"reflection"``).
 
     Raises:
       ValidationError: ``mode`` is none of DirectML's five.
     """
     name = mode.lower().removeprefix(_PREFIX) if isinstance(mode, str) else None
+    name = _NUMPY_ALIASES.get(name, name) if name is not None else None
     if name not in PADDING_MODES:
-        raise fail(op, "mode", f"be one of {', '.join(PADDING_MODES)}", mode)
+        rule = f"be one of {', '.join(PADDING_MODES)} (or NumPy's 'reflect')"
+        raise fail(op, "mode", rule, mode)
     return name
 
 
 def pad(
     input: jax.typing.ArrayLike,
-    start_padding: Sequence[int],
-    end_padding: Sequence[int],
+    start_padding: Any,
+    end_padding: Sequence[int] | str | None = None,
     mode: str = "constant",
     value: jax.typing.ArrayLike = 0,
 ) -> jax.Array:
@@ -69,21 +74,32 @@ def pad(
     Padding longer than the input is valid in every mode: the mirror modes fold the new
     region over the previous one, which is a periodic mirror image (period ``2 * (n - 1)``
     for reflection, ``2 * n`` for symmetric); a dimension of size 1 repeats its element.
+    An empty dimension can be padded only with ``"constant"`` (the other modes read it).
+
+    NumPy's spellings are accepted too: ``pad(x, pad_width)`` without ``end_padding`` takes
+    ``np.pad``'s ``pad_width`` (an int, one ``(before, after)`` pair, or a pair per
+    dimension), with the mode as the third argument (``pad(x, [(2, 1)], "reflect")``), and
+    ``"reflect"`` is ``"reflection"``.
 
     Args:
       input: array of 1 to 8 dimensions, any `DataType`.
-      start_padding: ``StartPadding``, one int >= 0 per dimension.
-      end_padding: ``EndPadding``, one int >= 0 per dimension.
-      mode: ``PaddingMode``: ``"constant"``, ``"edge"``, ``"reflection"``, ``"symmetric"``
-        or ``"wrap"`` (any case, ``DML_PADDING_MODE_`` prefix allowed).
-      value: the constant of ``"constant"`` mode (a scalar); ignored by the other modes.
+      start_padding: ``StartPadding``, one int >= 0 per dimension; or, without
+        ``end_padding``, ``np.pad``'s ``pad_width``.
+      end_padding: ``EndPadding``, one int >= 0 per dimension; None with a ``pad_width``
+        (a string here is the mode, as ``np.pad``'s third argument).
+      mode: ``PaddingMode``: ``"constant"``, ``"edge"``, ``"reflection"`` (or ``"reflect"``),
+        ``"symmetric"`` or ``"wrap"`` (any case, ``DML_PADDING_MODE_`` prefix allowed).
+      value: the constant of ``"constant"`` mode (a real scalar; complex for a complex
+        input); ignored by the other modes.
 
     Returns:
       Array of ``input``'s type, each dimension padded.
 
     Raises:
       ValidationError: a padding amount is traced, negative or of the wrong length; the mode
-        is unknown; ``value`` is no scalar or does not fit an integer input's type.
+        is unknown; an empty dimension is padded in a mode other than constant; ``value``
+        is no number, no scalar, complex for a real input, or does not fit an integer
+        input's type.
       TypeError: ``input`` has an unsupported type.
 
     Examples:
@@ -92,29 +108,67 @@ def pad(
       (Array([3, 2, 1, 2, 3, 2], dtype=int32), Array([2, 1, 1, 2, 3, 3], dtype=int32))
       >>> pad(x, [2], [1], "wrap"), pad(x, [1], [1], "constant", value=-7.9)
       (Array([2, 3, 1, 2, 3, 1], dtype=int32), Array([-7,  1,  2,  3, -7], dtype=int32))
+      >>> pad(x, [(2, 1)], "reflect")  # np.pad's spelling
+      Array([3, 2, 1, 2, 3, 2], dtype=int32)
     """
     input = as_data("pad", "input", input)
     check_rank("pad", "input", input.shape)
     context = f"input shape {input.shape}"
+    if isinstance(end_padding, str):  # np.pad(x, pad_width, mode)
+        if mode != "constant":
+            raise fail("pad", "end_padding", "be a sequence of ints (or the mode, when mode is not given)", end_padding)
+        mode = end_padding
+        end_padding = None
+    if end_padding is None:
+        start_padding, end_padding = _pad_width("pad", start_padding, input.ndim, context)
     start = static_ints("pad", "start_padding", start_padding, input.ndim, context)
     end = static_ints("pad", "end_padding", end_padding, input.ndim, context)
     mode = check_mode("pad", mode)
+    if mode != "constant":
+        for axis, size in enumerate(input.shape):
+            if size == 0 and start[axis] + end[axis] > 0:
+                rule = f"be >= 1 where {mode} padding reads it (padding {start[axis]}, {end[axis]})"
+                raise fail("pad", f"input.shape[{axis}]", rule, size, context)
     return padding_validated(input, start, end, mode, padding_value(input.dtype, value))
+
+
+def _pad_width(op: str, pad_width: Any, rank: int, context: str) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """``np.pad``'s ``pad_width`` (an int, a pair, or a pair per dimension) as start and end paddings."""
+    rule = "be np.pad's pad_width (an int, a (before, after) pair, or one pair per dimension) without end_padding"
+    if isinstance(pad_width, jax.core.Tracer):
+        raise fail(op, "start_padding", "be static ints (not traced)", pad_width, context)
+    try:
+        widths = np.asarray(pad_width, dtype=object)
+        pairs = np.broadcast_to(widths, (rank, 2)) if widths.ndim <= 2 else None
+    except ValueError:
+        pairs = None
+    if pairs is None:
+        raise fail(op, "start_padding", rule, pad_width, context)
+    return tuple(pairs[:, 0]), tuple(pairs[:, 1])
 
 
 def padding_value(dtype: np.dtype, value: Any) -> Any:
     """``value`` in ``dtype``: truncated toward zero for integer types (the page's rule), range-checked."""
+    dtype = np.dtype(dtype)
     if isinstance(value, jax.core.Tracer):
         if value.shape != ():
             raise fail("pad", "value", "be a scalar", value.shape)
+        if np.dtype(value.dtype).kind == "c" and dtype.kind != "c":
+            raise fail("pad", "value", f"be real for input.dtype {dtype}", value)
         return value.astype(dtype)
-    host = np.asarray(value)
+    host = np.asarray(value) if value is not None and not isinstance(value, str | bytes) else None
+    if host is None or not (host.dtype.kind in "biufc" or host.dtype == jnp.bfloat16):
+        raise fail("pad", "value", "be a number (the constant of constant mode)", value)
     if host.shape != ():
         raise fail("pad", "value", "be a scalar", value)
-    if np.dtype(dtype).kind in "iu":
+    if host.dtype.kind == "c" and dtype.kind != "c":
+        raise fail("pad", "value", f"be real for input.dtype {dtype}", value)
+    if host.dtype == jnp.bfloat16:  # NumPy's float tests do not know it; float32 holds it exactly
+        host = host.astype(np.float32)
+    if dtype.kind in "iu":
         if host.dtype.kind == "f" and not np.isfinite(host):
             raise fail("pad", "value", f"be finite for input.dtype {np.dtype(dtype)}", value)
-        whole = int(np.trunc(host)) if host.dtype.kind in "fc" else int(host)
+        whole = int(np.trunc(host)) if host.dtype.kind == "f" else int(host)
         info = np.iinfo(dtype)
         if not info.min <= whole <= info.max:
             raise fail("pad", "value", f"fit input.dtype {np.dtype(dtype)} after truncation", value)

@@ -16,12 +16,13 @@ and the fold takes every value that is not strictly worse). `combine_extremal` c
 position of that element, the *winner*, with
 
 1. a scatter-max of the loop positions of NaN updates (the last NaN update of each target);
-2. a scatter-max (min) of the values after it, the *contenders* (NaN-free; the result is only
-   compared with ``==``, so which zero XLA keeps of ``+0.0``/``-0.0`` does not matter);
-3. a scatter-max of the positions of contenders equal to that extreme;
+2. a scatter-max (min) of the values after it, the *contenders* (NaN-free), as integer
+   `order_key` values: ``+0.0`` and ``-0.0`` one key, as the fold compares them, and no
+   subnormal flushed (XLA CPU may flush subnormals in a float comparison or max);
+3. a scatter-max of the positions of contenders whose key equals that extreme's;
 
 then gathers the winner's value, bit for bit (a NaN's payload included). Two unsigned integer
-scatter-maxes and one NaN-free float scatter: exact in any order, so on any device count and
+scatter-maxes and one scatter of signed keys: exact in any order, so on any device count and
 under any partitioning; O(M + N) for M updates into N elements.
 
 Gradients (`jax.custom_jvp`): the tangent of each output element is the tangent of its
@@ -46,7 +47,7 @@ from jax import lax
 from dmljax._ops.common.indices import position_dtype
 from dmljax._ops.common.positions import gather_at, scatter_at
 
-__all__ = ["combine_extremal"]
+__all__ = ["combine_extremal", "key_of_bits", "order_key"]
 
 _UNSIGNED = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 
@@ -105,23 +106,49 @@ def _winners(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction:
 
     # NaN-free updates (the usual case) skip a scatter and a gather (under vmap both branches run).
     last_nan, contends = lax.cond(jnp.any(jnp.isnan(updates)), with_nan, nan_free)
-    worst = np.asarray(-np.inf if reduction == "max" else np.inf, flat.dtype)
+    keys, flat_keys = order_key(updates), order_key(flat)
+    info = np.iinfo(keys.dtype)
+    worst = np.asarray(info.min if reduction == "max" else info.max, keys.dtype)
     first = (last_nan == 0) & ~jnp.isnan(flat)  # the input's value contends: no NaN at all in its sequence
-    best = scatter_at(jnp.where(first, flat, worst), targets, jnp.where(contends, updates, worst), reduction)
-    wins = contends & (updates == gather_at(best, targets))
+    best = scatter_at(jnp.where(first, flat_keys, worst), targets, jnp.where(contends, keys, worst), reduction)
+    wins = contends & (keys == gather_at(best, targets))
     return scatter_at(last_nan, targets, jnp.where(wins, positions, 0), "max")  # none: the last NaN, else the input
+
+
+def order_key(x: jax.Array) -> jax.Array:
+    """Signed integers ordered as the float numbers of ``x`` (NaN aside), ``+0.0`` and ``-0.0`` one key.
+
+    ``key = +-(bits & magnitude)``, the sign the float's: the fold's ``>``/``<`` on numbers
+    is the keys' (each key has one value but the zeros), decided on the bits, so a subnormal
+    is never flushed (XLA CPU may flush them in a float comparison). NaNs get keys above
+    ``+inf``'s (or below ``-inf``'s): the caller keeps them apart.
+
+    Examples:
+      >>> order_key(jnp.array([-1.0, -0.0, 0.0, 1e-45, 1.0]))
+      Array([-1065353216,           0,           0,           1,  1065353216], dtype=int32)
+    """
+    signed = np.dtype(f"int{8 * np.dtype(x.dtype).itemsize}")
+    return key_of_bits(lax.bitcast_convert_type(x, signed))
+
+
+def key_of_bits(bits: jax.Array) -> jax.Array:
+    """`order_key` of floats given as their bits, a signed integer array of their width."""
+    magnitude = bits & np.asarray(np.iinfo(bits.dtype).max, bits.dtype)
+    return jnp.where(bits < 0, -magnitude, magnitude)
 
 
 def _take(flat: jax.Array, updates: jax.Array, winners: jax.Array, bits: bool = True) -> jax.Array:
     """The winners' values: ``flat`` where the winner is 0, else ``updates[winner - 1]``.
 
-    ``bits``: gather the updates' bits as unsigned integers. A partitioned gather reads each
-    shard's own elements, zeros elsewhere, and sums the shards: ``-0.0 + 0.0`` is ``+0.0``.
+    ``bits``: gather and select the bits as unsigned integers. A partitioned gather reads each
+    shard's own elements, zeros elsewhere, and sums the shards: ``-0.0 + 0.0`` is ``+0.0``;
+    and XLA CPU selects float16/bfloat16 in float32, which makes every NaN the canonical one.
     Tangents (``bits=False``) stay floats, differentiable again.
     """
     where = winners - np.asarray(1, winners.dtype)  # 0 - 1 wraps: clipped, not selected
     if not bits:
         return jnp.where(winners == 0, flat, gather_at(updates, where))
     unsigned = _UNSIGNED[np.dtype(updates.dtype).itemsize]
-    taken = lax.bitcast_convert_type(gather_at(lax.bitcast_convert_type(updates, unsigned), where), updates.dtype)
-    return jnp.where(winners == 0, flat, taken)
+    taken = gather_at(lax.bitcast_convert_type(updates, unsigned), where)
+    chosen = jnp.where(winners == 0, lax.bitcast_convert_type(flat, unsigned), taken)
+    return lax.bitcast_convert_type(chosen, updates.dtype)

@@ -8,22 +8,34 @@ run of its block: ``acc = f(acc, u)`` with ``u`` the lane's next update, masked 
 lane's run has ended; each iteration loads `UNROLL` updates before folding them in order.
 The fold's order and rounding are the lax form's, which is its oracle
 (`tests/test_sorted_fold.py`); on the CPU the kernel runs in Pallas' interpret mode.
+Pallas' Triton backend is deprecated since jax 0.11: config ``ordered_fold_kernel`` is off
+by default there (the lax form), and a jax without the backend (`TRITON` False) runs the
+kernel interpreted only (docs/design/ordered-reductions.md).
 """
 
 from __future__ import annotations
 
 import functools
+import types
 from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
 from jax import lax
 from jax.experimental import pallas as pl
-from jax.experimental.pallas import triton as pallas_triton
 
 from dmljax._core.limits import INT32_MAX
 
-__all__ = ["BLOCK", "MAX_UPDATES", "UNROLL", "fold_runs", "supported"]
+pallas_triton: types.ModuleType | None
+try:  # deprecated since jax 0.11, to be removed: without it the kernel runs interpreted only
+    from jax.experimental.pallas import triton as pallas_triton
+except ImportError:  # pragma: no cover (a jax without Pallas' Triton backend)
+    pallas_triton = None
+
+__all__ = ["BLOCK", "MAX_UPDATES", "TRITON", "UNROLL", "fold_runs", "supported"]
+
+# Whether this jax has Pallas' Triton backend (the compiled kernel; interpret mode needs none).
+TRITON = pallas_triton is not None
 
 # Lanes (runs) per program: one warp's worth of 32-bit lanes, four times over.
 BLOCK = 128
@@ -87,7 +99,7 @@ def fold_runs(
         out_specs=lane,
         # Triton, named: jax 0.10 lowers a plain pallas_call for Mosaic GPU, whose copies take
         # at most 256 elements along a dimension (the updates here are one whole array).
-        compiler_params=pallas_triton.CompilerParams(),
+        compiler_params=pallas_triton.CompilerParams() if pallas_triton is not None else None,
         interpret=interpret,
     )(updates, pad(run_start.astype(jnp.int32)), pad(run_length.astype(jnp.int32)), pad(acc))
     return out[:r]

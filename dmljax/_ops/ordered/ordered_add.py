@@ -15,12 +15,17 @@ primitive adds the rules that a ``jax.custom_jvp`` could not give a linear funct
 * JVP: the primitive itself on the tangents, so ``jax.jvp`` and ``jax.jacfwd`` combine in
   the loop's order, bit for bit the primal operation applied to the tangents (a float XLA
   scatter-add would combine in the GPU's atomic order);
-* transpose: the cotangent to ``flat``; to each update, the cotangent at its target (a
-  gather; 0 for a dropped target), what the transpose of XLA's scatter-add gives;
+* transpose: the cotangent to ``flat``; to each update, the cotangent at its target
+  (`ordered_take`: 0 for a dropped target), what the transpose of XLA's scatter-add gives;
 * batching: a batch becomes one reduction of the concatenated rows (targets offset by
   row; dropped ones stay dropped), row by row where the offsets would not fit.
 
-Design note: docs/design/ordered-reductions.md ("Forward mode").
+`ordered_take` (``ordered_take_p``) is its dual: ``flat[targets]`` (0 for a dropped target),
+a linear primitive whose transpose is `ordered_add` of the cotangent, so a gather written with
+it (the gradients of dmljax's gathers, `dmljax._ops.index.gather_grad`) scatters its
+cotangent in the updates' order, and each transposes into the other at every order.
+
+Design notes: docs/design/ordered-reductions.md ("Forward mode"), docs/design/gather-gradient.md.
 """
 
 from __future__ import annotations
@@ -31,10 +36,12 @@ from typing import Any
 
 import jax
 import jax.extend.core
+import jax.numpy as jnp
+import numpy as np
 from jax import lax
-from jax._src import dispatch
 from jax.interpreters import ad, batching, mlir
 
+from dmljax._core import jax_compat
 from dmljax._core.config import config
 from dmljax._core.platform import concrete_shape
 from dmljax._ops.common.positions import batch_rows
@@ -46,12 +53,17 @@ __all__ = [
     "ordered_add",
     "ordered_add_p",
     "ordered_add_replicated_p",
+    "ordered_take",
+    "ordered_take_p",
+    "take_formulation",
 ]
 
 # One device: the formulation `in_order`; several (replicated=True): through ordered_partition.
 ordered_add_p = jax.extend.core.Primitive("dmljax_ordered_add")
 ordered_add_replicated_p = jax.extend.core.Primitive("dmljax_ordered_add_replicated")
 PRIMITIVES = {ordered_add_p: False, ordered_add_replicated_p: True}  # primitive -> replicated
+# ``flat[targets]``, 0 where dropped: the gather whose transpose is `ordered_add`.
+ordered_take_p = jax.extend.core.Primitive("dmljax_ordered_take")
 
 # ``fun(flat, targets, updates, indices_are_sorted, replicated)``: set by `define_formulation`.
 _FORMULATION: list[Callable[..., jax.Array]] = []
@@ -119,9 +131,7 @@ def _transpose(ct: Any, flat: Any, targets: Any, updates: Any, *, indices_are_so
     ct_flat = ct if ad.is_undefined_primal(flat) else None
     ct_updates = None
     if ad.is_undefined_primal(updates):  # as lax.scatter_add's transpose: a gather, 0 where dropped
-        dnums = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
-        mode = lax.GatherScatterMode.FILL_OR_DROP
-        ct_updates = lax.gather(ct, targets[:, None], dnums, (1,), mode=mode, fill_value=0)
+        ct_updates = ordered_take(ad.instantiate_zeros(ct), targets)
     return [ct_flat, None, ct_updates]
 
 
@@ -131,11 +141,88 @@ def _batch(prim: Any, args: tuple, dims: tuple, *, indices_are_sorted: bool) -> 
     return batch_rows(args, dims, whole, per_row)
 
 
+def ordered_take(flat: jax.Array, targets: jax.Array) -> jax.Array:
+    """``flat[targets]``, 0 where a target is ``>= flat.size``: a gather whose transpose is `ordered_add`.
+
+    Its JVP is itself on the tangent; its transpose adds the cotangent into ``flat`` at
+    ``targets`` in the cotangent's row-major order (`ordered_add`), where XLA's transpose of
+    a gather is a scatter-add in no fixed order off one CPU device.
+
+    Args:
+      flat: 1-D array.
+      targets: unsigned positions into ``flat``, any shape; values ``>= flat.size`` read 0.
+
+    Returns:
+      Array of ``targets.shape`` and ``flat``'s type.
+
+    Examples:
+      >>> import dmljax  # the ordered add's formulation is defined when dmljax is imported
+      >>> t = jnp.array([1, 1, 1, 5], jnp.uint32)
+      >>> ordered_take(jnp.array([2.0, 3.0]), t)
+      Array([3., 3., 3., 0.], dtype=float32)
+      >>> jax.grad(lambda x: ordered_take(x, t) @ jnp.array([1e8, 1.0, -1e8, 7.0]))(jnp.zeros(2))
+      Array([0., 0.], dtype=float32)
+    """
+    return ordered_take_p.bind(flat, targets)
+
+
+def take_formulation(flat: jax.Array, targets: jax.Array) -> jax.Array:
+    """What `ordered_take_p` lowers to, as plain JAX: one gather at unsigned positions, 0 where dropped."""
+    dnums = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
+    mode = lax.GatherScatterMode.FILL_OR_DROP
+    return lax.gather(flat, targets[..., None], dnums, (1,), mode=mode, fill_value=0)
+
+
+def _take_abstract_eval(flat: Any, targets: Any) -> Any:
+    vma = getattr(flat, "vma", None)
+    if vma is None:
+        return flat.update(shape=targets.shape, weak_type=False)
+    vma = frozenset().union(vma, getattr(targets, "vma", frozenset()))
+    return flat.update(shape=targets.shape, weak_type=False, vma=vma)
+
+
+def _take_jvp(primals: tuple, tangents: tuple) -> tuple:
+    flat, targets = primals
+    return ordered_take(flat, targets), ordered_take(ad.instantiate_zeros(tangents[0]), targets)
+
+
+def _take_transpose(ct: Any, flat: Any, targets: Any) -> list[Any]:
+    if type(ct) is ad.Zero or not ad.is_undefined_primal(flat):
+        return [None, None]
+    aval = flat.aval
+    zeros = lax.full(aval.shape, 0, aval.dtype)
+    return [ordered_add(zeros, targets.reshape(-1), ct.reshape(-1)), None]
+
+
+def _take_batch(args: tuple, dims: tuple) -> tuple[jax.Array, int]:
+    """vmap: one take from the concatenated rows, each row's targets offset by its row (dropped
+    ones stay dropped); row by row where the offsets would not fit the targets' type."""
+    size = next(a.shape[d] for a, d in zip(args, dims, strict=True) if d is not None)
+    flat, targets = (
+        jnp.broadcast_to(a, (size, *a.shape)) if d is None else jnp.moveaxis(a, d, 0)
+        for a, d in zip(args, dims, strict=True)
+    )
+    n = flat.shape[1]
+    if not (concrete_shape((size, n)) and size * n < np.iinfo(targets.dtype).max):
+        return lax.map(lambda row: ordered_take(*row), (flat, targets)), 0
+    row = lax.broadcasted_iota(targets.dtype, targets.shape, 0) * np.asarray(n, targets.dtype)
+    dump = np.asarray(size * n, targets.dtype)
+    offset = jnp.where(targets < np.asarray(n, targets.dtype), targets + row, dump)
+    return ordered_take(flat.reshape(-1), offset), 0
+
+
+ordered_take_p.def_impl(functools.partial(jax_compat.apply_primitive, ordered_take_p))
+ordered_take_p.def_abstract_eval(_take_abstract_eval)
+mlir.register_lowering(ordered_take_p, mlir.lower_fun(take_formulation, multiple_results=False))
+ad.primitive_jvps[ordered_take_p] = _take_jvp
+ad.primitive_transposes[ordered_take_p] = _take_transpose
+batching.primitive_batchers[ordered_take_p] = _take_batch
+
 for _prim in PRIMITIVES:
-    _prim.def_impl(functools.partial(dispatch.apply_primitive, _prim))
+    _prim.def_impl(functools.partial(jax_compat.apply_primitive, _prim))
     _prim.def_abstract_eval(_abstract_eval)
     ad.primitive_jvps[_prim] = functools.partial(_jvp, _prim)
     ad.primitive_transposes[_prim] = _transpose
     batching.primitive_batchers[_prim] = functools.partial(_batch, _prim)
 # its formulation holds a custom_partitioning, which needs them
-dispatch.prim_requires_devices_during_lowering.add(ordered_add_replicated_p)
+jax_compat.prim_requires_devices_during_lowering.add(ordered_add_replicated_p)

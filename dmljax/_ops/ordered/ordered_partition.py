@@ -7,8 +7,12 @@ every operand and the result replicated, so each device runs the unpartitioned p
 (one in-order XLA scatter on XLA CPU, the sorted fold elsewhere) on the whole operands:
 the result is the one device's, bit for bit. A program that is not partitioned (one
 device, `jax.export` of one device) inlines the function. `custom_partitioning` has no
-batching rule, so a `jax.custom_batching.custom_vmap` folds a batch into one reduction of
-the concatenated rows (targets offset by row; dropped ones stay dropped).
+batching rule: the ordered add's primitive batches before it is lowered
+(`dmljax._ops.ordered.ordered_add`), so `replicated` has none; the ordered ``"mul"`` is a
+``jax.custom_jvp`` that `jax.vmap` traces through, so `replicated_batchable` adds a
+`jax.custom_batching.custom_vmap` whose rule is `dmljax._ops.common.positions.batch_rows`
+(one reduction of the concatenated rows, targets offset by row; row by row where the
+offsets do not fit).
 """
 
 from __future__ import annotations
@@ -18,16 +22,14 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
-from jax import lax
 from jax.experimental.custom_partitioning import custom_partitioning
-from jax.sharding import NamedSharding
+from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from dmljax._core.limits import UINT32_MAX
+from dmljax._ops.common.positions import batch_rows
 
-__all__ = ["replicated"]
+__all__ = ["replicated", "replicated_batchable"]
 
 
 def replicated(
@@ -38,8 +40,47 @@ def replicated(
 
     ``fun``: a module-level function (a static argument: hashed); ``flat``: 1-D;
     ``targets``, ``updates``: 1-D of one length, unsigned targets (``>= flat.size`` dropped).
+    No batching rule: for a caller that batches before (the ordered add's primitive).
     """
-    return _batched(fun, reduction, indices_are_sorted, flat, targets, updates)
+    flat, targets, updates = (_whole(a) for a in (flat, targets, updates))
+    return _call(fun, reduction, indices_are_sorted, flat, targets, updates)
+
+
+def replicated_batchable(
+    fun: Callable, reduction: str, indices_are_sorted: bool, flat: jax.Array, targets: jax.Array, updates: jax.Array
+) -> jax.Array:
+    """`replicated` under `jax.vmap` too: a batch is one call on the concatenated rows
+    (`dmljax._ops.common.positions.batch_rows`)."""
+    call = functools.partial(_call, fun, reduction, indices_are_sorted)
+
+    @jax.custom_batching.custom_vmap
+    def run(flat: jax.Array, targets: jax.Array, updates: jax.Array) -> jax.Array:
+        return call(*(_whole(a) for a in (flat, targets, updates)))
+
+    @run.def_vmap
+    def _rule(
+        size: int, batched: list[bool], flat: jax.Array, targets: jax.Array, updates: jax.Array
+    ) -> tuple[jax.Array, bool]:
+        # the rows' dropped targets interleave with the next rows': no longer sorted
+        whole = functools.partial(replicated_batchable, fun, reduction, False)
+        dims = tuple(0 if b else None for b in batched)
+        return batch_rows((flat, targets, updates), dims, whole, run)[0], True
+
+    return run(flat, targets, updates)
+
+
+def _whole(x: jax.Array) -> jax.Array:
+    """``x`` constrained to be replicated before the partitioned call.
+
+    Shardy may otherwise give an operand a sharding over a sub-axis of the mesh (an uneven
+    concatenation of sharded and replicated arrays, as jraph's self edges make, came out
+    split in 2 over 8 devices), which `custom_partitioning` cannot express over the mesh's
+    axes: the compilation failed (IndivisibleError). Replicated operands are what the
+    partition asks for anyway. Under `jax.set_mesh` the context mesh, else one over every device.
+    """
+    if not jax.sharding.get_abstract_mesh().empty:
+        return jax.lax.with_sharding_constraint(x, P())
+    return jax.lax.with_sharding_constraint(x, NamedSharding(Mesh(np.array(jax.devices()), ("devices",)), P()))
 
 
 @functools.partial(custom_partitioning, static_argnums=(0, 1, 2))
@@ -73,33 +114,3 @@ _call.def_partition(
     sharding_rule="n, m, m -> n",
     need_replication_factors=("n", "m"),
 )
-
-
-def _batched(
-    fun: Callable, reduction: str, indices_are_sorted: bool, flat: jax.Array, targets: jax.Array, updates: jax.Array
-) -> jax.Array:
-    call = functools.partial(_call, fun, reduction, indices_are_sorted)
-
-    @jax.custom_batching.custom_vmap
-    def run(flat: jax.Array, targets: jax.Array, updates: jax.Array) -> jax.Array:
-        return call(flat, targets, updates)
-
-    @run.def_vmap
-    def _rule(
-        size: int, batched: list[bool], flat: jax.Array, targets: jax.Array, updates: jax.Array
-    ) -> tuple[jax.Array, bool]:
-        operands = (flat, targets, updates)
-        flat, targets, updates = (
-            x if b else jnp.broadcast_to(x, (size, *x.shape)) for x, b in zip(operands, batched, strict=True)
-        )
-        n, m = flat.shape[1], targets.shape[1]
-        if size * n >= UINT32_MAX and targets.dtype == np.uint32:  # the offsets would not fit: one row at a time
-            return lax.map(lambda a: run(*a), (flat, targets, updates)), True
-        row = lax.broadcasted_iota(targets.dtype, (size, m), 0) * np.asarray(n, targets.dtype)
-        dump = np.asarray(size * n, targets.dtype)
-        offset = jnp.where(targets < np.asarray(n, targets.dtype), targets + row, dump)
-        # the rows' dropped targets interleave with the next rows': no longer sorted
-        out = _batched(fun, reduction, False, flat.reshape(-1), offset.reshape(-1), updates.reshape(-1))
-        return out.reshape(size, n), True
-
-    return run(flat, targets, updates)

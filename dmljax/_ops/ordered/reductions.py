@@ -29,6 +29,8 @@ integer ``"max"``/``"min"`` are exact in any order: they are one XLA scatter
 replaces, a NaN value gives way, the later of equal values wins) in an order-free form,
 `dmljax._ops.ordered.extremal`.
 Figures, the evidence and the alternatives measured: docs/design/ordered-reductions.md.
+Every one of these choices (and ScatterND's layout of the updates) is taken in one place,
+`choose_formulation`, whose `Formulation` `combine` and `dmljax._ops.index.nd` follow.
 
 Gradients: the float ``"add"`` is the linear primitive of `dmljax._ops.ordered.ordered_add`, whose
 tangent is itself on the tangents (forward mode combines in the loop's order too, bit for
@@ -44,10 +46,13 @@ have none.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from dmljax._core.config import config
@@ -61,9 +66,10 @@ from dmljax._ops.ordered.ordered_add import define_formulation, ordered_add
 
 __all__ = [
     "REDUCTIONS",
+    "Formulation",
     "check_reduction",
+    "choose_formulation",
     "combine",
-    "cpu_scatter_in_order",
     "in_order",
     "off_cpu",
 ]
@@ -82,6 +88,109 @@ def check_reduction(op: str, reduction: object) -> str:
         names = ", ".join(repr(r) for r in REDUCTIONS)
         raise fail(op, "reduction", f"be one of {names}", reduction)
     return reduction
+
+
+@dataclasses.dataclass(frozen=True)
+class Formulation:
+    """How a scatter reduction combines: the answer of `choose_formulation`.
+
+    Attributes:
+      reduction: the ONNX reduction.
+      combiner: ``"scatter"`` (one XLA scatter of ``scatter_reduction``: exact in any order:
+        integers, bool, integer max/min), ``"extremal"`` (float max/min,
+        `dmljax._ops.ordered.extremal`), ``"ordered_add"`` (the linear primitive of
+        `dmljax._ops.ordered.ordered_add`) or ``"ordered_mul"`` (`_ordered`).
+      scatter_reduction: the XLA scatter's combiner for ``"scatter"`` (bool add/mul: or/and).
+      ordered: a float or complex add/mul, whose result depends on the order.
+      unique_scatter: the indices are promised distinct and the type is real: one plain
+        scatter (one update a target; complex stays in `combine`).
+      cpu_scatter: on one XLA CPU device, one in-order XLA scatter may combine (config
+        ``cpu_ordered_scatter``, an unpartitioned operand, and the loop's combiner: a complex
+        product's roundings differ).
+      layout: ScatterND's plain layout of the updates: ``"flat"`` (element positions) or
+        ``"sorted"`` (sorted tuples, slice element major, so the flat targets stay sorted).
+      cpu_layout: ScatterND's layout on one XLA CPU device where it differs from ``layout``:
+        ``"rows"`` (one scatter of whole rows, a float add of slices), ``"flat"``, or None.
+    """
+
+    reduction: str
+    combiner: str
+    scatter_reduction: str
+    ordered: bool
+    unique_scatter: bool
+    cpu_scatter: bool
+    layout: str
+    cpu_layout: str | None
+
+
+def choose_formulation(
+    reduction: str,
+    dtype: jax.typing.DTypeLike,
+    shape: tuple,
+    *,
+    window: tuple = (),
+    indices_are_sorted: bool = False,
+    unique_indices: bool = False,
+    one_device: bool = True,
+    row_ids: bool = False,
+) -> Formulation:
+    """The formulation of a ``reduction`` into an array of ``dtype`` and ``shape`` (module doc).
+
+    Args:
+      reduction: ``"add"``, ``"mul"``, ``"max"`` or ``"min"``.
+      dtype, shape: the input's.
+      window: ScatterND's slice shape (``input.shape[k:]``); ``()`` for one element a target.
+      indices_are_sorted, unique_indices: the caller's promises.
+      one_device: False where the caller runs on replicated operands (several devices).
+      row_ids: the caller passes its own one-index ids (`scatter_nd_with_policy`'s ``row_ids``),
+        which one CPU scatter of rows takes as they are, one element a row too.
+
+    Examples:
+      >>> f = choose_formulation("mul", jnp.float32, (3,))
+      >>> f.combiner, f.cpu_scatter  # one in-order XLA scatter on one CPU device
+      ('ordered_mul', True)
+      >>> choose_formulation("mul", jnp.complex64, (3,)).cpu_scatter  # a complex product: not the loop's
+      False
+      >>> choose_formulation("add", jnp.bool_, (3,)).scatter_reduction  # ONNX on bool: or
+      'max'
+      >>> f = choose_formulation("add", jnp.float32, (4, 5), window=(5,), indices_are_sorted=True)
+      >>> f.layout, f.cpu_layout
+      ('sorted', 'rows')
+    """
+    real = bool(jnp.issubdtype(dtype, jnp.floating))
+    ordered = reduction in ("add", "mul") and bool(jnp.issubdtype(dtype, jnp.inexact))  # bfloat16 included
+    if reduction in ("max", "min"):
+        combiner = "extremal" if real else "scatter"
+    else:
+        combiner = "scatter" if not ordered else f"ordered_{reduction}"
+    scatter_reduction = reduction
+    if np.dtype(dtype) == np.dtype(bool) and reduction in ("add", "mul"):  # ONNX on bool: or / and
+        scatter_reduction = {"add": "max", "mul": "min"}[reduction]
+    unpartitioned = one_device_shape(shape) or not one_device
+    extremal = reduction in ("max", "min") and real  # onnxruntime's fold
+    in_order = config.cpu_ordered_scatter and unpartitioned and (real or reduction == "add")
+    cpu_scatter = ordered and in_order
+    one_element = concrete_shape(window) and math.prod(window) == 1
+    sorted_layout = indices_are_sorted and ordered and not unique_indices and not one_element
+    # One XLA CPU scatter of whole rows: add with XLA's combiner, mul/max/min with the row fold's
+    # (`dmljax._ops.ordered.row_fold`); one element a row only where that needs no flat positions.
+    whole_rows = concrete_shape(shape) and concrete_shape(window) and (math.prod(window) > 1 or extremal or row_ids)
+    rows = (ordered or extremal) and in_order and whole_rows
+    cpu_layout = None
+    if rows:
+        cpu_layout = "rows"
+    elif cpu_scatter and sorted_layout:  # XLA CPU's one scatter needs no sorted layout
+        cpu_layout = "flat"
+    return Formulation(
+        reduction=reduction,
+        combiner=combiner,
+        scatter_reduction=scatter_reduction,
+        ordered=ordered,
+        unique_scatter=unique_indices and ordered and real,
+        cpu_scatter=cpu_scatter,
+        layout="sorted" if sorted_layout else "flat",
+        cpu_layout=cpu_layout,
+    )
 
 
 def combine(
@@ -110,34 +219,14 @@ def combine(
     """
     if concrete_shape(flat.shape) and flat.shape[0] == 0:  # every update dropped; no gather from nothing
         return flat
-    if reduction in ("max", "min") and jnp.issubdtype(flat.dtype, jnp.floating):  # onnxruntime's NaN and zero rules
+    formulation = choose_formulation(reduction, flat.dtype, flat.shape)
+    if formulation.combiner == "extremal":  # onnxruntime's NaN and zero rules
         return combine_extremal(flat, targets, updates, reduction)
-    if reduction in ("max", "min") or not jnp.issubdtype(flat.dtype, jnp.inexact):  # bfloat16 included
-        return _unordered(flat, targets, updates, reduction)
-    if reduction == "add":  # linear: a primitive of its own, whose tangent is itself
+    if formulation.combiner == "scatter":  # exact whatever order it combines in
+        return scatter_at(flat, targets, updates, formulation.scatter_reduction)
+    if formulation.combiner == "ordered_add":  # linear: a primitive of its own, whose tangent is itself
         return ordered_add(flat, targets, updates, indices_are_sorted)
     return _ordered(flat, targets, updates, reduction, indices_are_sorted)
-
-
-def _unordered(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str) -> jax.Array:
-    """One XLA scatter: exact whatever order it combines in (integers; bool or/and)."""
-    if flat.dtype == jnp.bool_ and reduction in ("add", "mul"):  # ONNX on bool: or / and
-        reduction = {"add": "max", "mul": "min"}[reduction]
-    return scatter_at(flat, targets, updates, reduction)
-
-
-def cpu_scatter_in_order(flat: jax.Array, reduction: str, one_device: bool = True) -> bool:
-    """Whether XLA CPU may combine with one scatter: the switch is on, one device (unless
-    ``one_device=False``: the caller runs it on replicated operands), and the scatter's
-    combiner is the loop's (a complex product's is not: its roundings differ).
-
-    Examples:
-      >>> cpu_scatter_in_order(jnp.zeros(3), "mul"), cpu_scatter_in_order(jnp.zeros(3, jnp.complex64), "mul")
-      (True, False)
-    """
-    real = jnp.issubdtype(flat.dtype, jnp.floating)
-    unpartitioned = one_device_shape(flat.shape) or not one_device
-    return config.cpu_ordered_scatter and unpartitioned and (real or reduction == "add")
 
 
 def off_cpu(
@@ -153,12 +242,12 @@ def off_cpu(
 def in_order(
     flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction: str, indices_are_sorted: bool, one_device: bool
 ) -> jax.Array:
-    """The loop's result on unpartitioned operands: one XLA scatter on XLA CPU where
-    `cpu_scatter_in_order`, else `off_cpu`."""
+    """The loop's result on unpartitioned operands: one XLA scatter on XLA CPU where the
+    formulation's ``cpu_scatter`` says so, else `off_cpu`."""
     plain = functools.partial(off_cpu, reduction=reduction, indices_are_sorted=indices_are_sorted)
-    if not cpu_scatter_in_order(flat, reduction, one_device):
+    if not choose_formulation(reduction, flat.dtype, flat.shape, one_device=one_device).cpu_scatter:
         return plain(flat, targets, updates)
-    scatter = functools.partial(_unordered, reduction=reduction)
+    scatter = functools.partial(scatter_at, reduction=reduction)
     return cpu_or_plain(scatter, plain, flat, targets, updates)
 
 
@@ -181,7 +270,7 @@ def _ordered(
     ``ordered_replicated_partitions``) through `dmljax._ops.ordered.ordered_partition`, whose
     partitioned program runs it on replicated operands. Its product rule: `_ordered_jvp`."""
     if config.ordered_replicated_partitions and jax.device_count() > 1 and concrete_shape(flat.shape + targets.shape):
-        return ordered_partition.replicated(in_order, reduction, indices_are_sorted, flat, targets, updates)
+        return ordered_partition.replicated_batchable(in_order, reduction, indices_are_sorted, flat, targets, updates)
     return in_order(flat, targets, updates, reduction, indices_are_sorted, one_device=True)
 
 

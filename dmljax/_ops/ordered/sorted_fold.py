@@ -12,7 +12,8 @@ fold, and as many steps as the longest run. One overwrite scatter then writes th
 accumulators to their (distinct) targets. A symbolic number of updates (`jax.export`) has
 no static block sizes: there each step walks its prefix in chunks of `_CHUNK`.
 
-On a CUDA GPU (config ``ordered_fold_kernel``, real floats; on every platform in Pallas'
+On a CUDA GPU (config ``ordered_fold_kernel``: on by default before jax 0.11, which deprecates
+Pallas' Triton backend; real floats; on every platform in Pallas'
 interpret mode with ``ordered_fold_kernel_interpret``, for tests and CPU benchmarks) the steps
 run in one Pallas kernel (`dmljax._ops.ordered.fold_kernel`), one lane per run, each lane looping to
 its own run's end. The kernel needs no length order, so that path skips the second sort:
@@ -160,8 +161,9 @@ def fold(
     if kernel and config.ordered_fold_kernel_interpret:  # the GPU formulation forced anywhere
         return _kernel_fold_p.bind(flat, st, su, reduction=reduction, interpret=True)
     # Pallas lowers Triton only in a process whose default backend is a GPU: a CPU host
-    # exporting for cuda traces the lax form, the same bits.
-    if not (kernel and jax.default_backend() == "gpu"):
+    # exporting for cuda traces the lax form, the same bits. From jax 0.11 (Triton
+    # deprecated) config ordered_fold_kernel is off by default: the lax form.
+    if not (kernel and fold_kernel.TRITON and jax.default_backend() == "gpu"):
         return by_length(flat, st, su)
     in_kernel = functools.partial(_kernel_fold_p.bind, reduction=reduction, interpret=False)
     return lax.platform_dependent(flat, st, su, default=by_length, cuda=in_kernel)

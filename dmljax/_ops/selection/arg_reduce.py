@@ -45,7 +45,8 @@ def argmax(
     Args:
       x: array of 1 to 8 dimensions of a real `DataType` (DirectML lists FLOAT32, FLOAT16,
         INT32, INT16, INT8, UINT32, UINT16, UINT8).
-      axis: an int, a sequence of distinct ints in ``[-r, r)``, or ``None`` for all axes.
+      axis: an int, a sequence (or 1-D integer array) of distinct ints in ``[-r, r)``, or
+        ``None`` for all axes.
       keepdims: keep each reduced axis with size 1 (DirectML's output always does).
       select_last_index: the last index on ties instead of the first.
 
@@ -128,6 +129,8 @@ def _check_axes(op: str, axis: Any, shape: tuple[int, ...]) -> tuple[int, ...]:
     context = f"x shape {shape}"
     if axis is None:
         return tuple(range(len(shape)))
+    if isinstance(axis, np.ndarray | jax.Array) and not isinstance(axis, jax.core.Tracer) and axis.ndim == 1:
+        axis = tuple(axis.tolist())  # NumPy's spelling of several axes, as a tuple
     many = isinstance(axis, Sequence) and not isinstance(axis, str)
     axes = tuple(check_axis(op, a, len(shape), context) for a in (axis if many else (axis,)))
     if not axes or len(set(axes)) != len(axes):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from dmljax._core.markers import mark, traced
 from dmljax._ops.common.indices import as_data, check_rank
@@ -23,8 +24,9 @@ def nonzero_coordinates(x: jax.typing.ArrayLike) -> tuple[jax.Array, jax.Array]:
 
     Row ``i < count`` of ``coordinates`` is the coordinate of the ``i``-th non-zero element
     in row-major order (ascending element index, DirectML's guarantee); ``-0.0`` is zero,
-    NaN is not. DirectML leaves the rows past ``count`` undefined; here they hold 0 (the
-    page's example shows zeros). ONNX NonZero returns the transpose of the first ``count``
+    NaN and subnormals are not (decided on the bits: XLA CPU would flush a subnormal).
+    DirectML leaves the rows past ``count`` undefined; here they hold 0 (the page's example
+    shows zeros). ONNX NonZero returns the transpose of the first ``count``
     rows, a shape that depends on the data, which JAX cannot trace.
 
     Args:
@@ -69,10 +71,21 @@ def nonzero_coordinates_validated(x: jax.Array) -> tuple[jax.Array, jax.Array]:
 @jax.jit
 def _nonzero_impl(x: jax.Array) -> tuple[jax.Array, jax.Array]:
     """Flat positions of the non-zero elements, padded with position 0, as coordinates."""
-    flat = (x != 0).reshape(-1)
+    flat = _nonzero_mask(x).reshape(-1)
     count = jnp.sum(flat, dtype=np.int32)
     if x.size == 0:
         return count, jnp.zeros((0, x.ndim), np.int32)
     (position,) = jnp.nonzero(flat, size=x.size, fill_value=0)
     coordinates = jnp.stack(jnp.unravel_index(position, x.shape), axis=-1)
     return count, coordinates.astype(np.int32)
+
+
+def _nonzero_mask(x: jax.Array) -> jax.Array:
+    """``x != 0`` decided on the bits for floats: XLA CPU flushes subnormals in comparisons."""
+    if jnp.issubdtype(x.dtype, jnp.complexfloating):
+        return _nonzero_mask(jnp.real(x)) | _nonzero_mask(jnp.imag(x))
+    if not jnp.issubdtype(x.dtype, jnp.floating):
+        return x != 0
+    unsigned = np.dtype(f"uint{8 * x.dtype.itemsize}")
+    magnitude = lax.bitcast_convert_type(x, unsigned) & np.asarray((1 << (8 * x.dtype.itemsize - 1)) - 1, unsigned)
+    return magnitude != 0

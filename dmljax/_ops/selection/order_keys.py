@@ -7,7 +7,9 @@ NaN; onnxruntime's TopK sorts NaN above every number, in both directions (``larg
 `lax.sort` and `lax.top_k` on floats use the IEEE total order instead (``-0.0 < +0.0``,
 and a NaN's sign and payload count), so the floats are first mapped to integers of the
 same width whose plain integer order is the rule above: ``-0.0`` made ``+0.0``, every NaN
-one positive NaN, then the sign-magnitude bits made two's complement. ``~key`` reverses
+one positive NaN, then the sign-magnitude bits made two's complement. Zero and NaN are
+told apart on the bits, never by comparing floats: XLA CPU flushes subnormals to zero in
+float comparisons, which would tie the smallest subnormal with zero. ``~key`` reverses
 that order exactly (smallest first), integers included, with ties left ties.
 """
 
@@ -49,9 +51,12 @@ def order_key(x: jax.Array, *, largest: bool = True) -> jax.Array:
         key = x.astype(np.uint8)
     elif jnp.issubdtype(x.dtype, jnp.floating):
         signed = _SIGNED[x.dtype.itemsize]
-        canonical = jnp.where(jnp.isnan(x), jnp.array(np.nan, x.dtype), jnp.where(x == 0, jnp.zeros((), x.dtype), x))
-        bits = lax.bitcast_convert_type(canonical, signed)
-        key = jnp.where(bits < 0, bits ^ jnp.array(np.iinfo(signed).max, signed), bits)
+        bits = lax.bitcast_convert_type(x, signed)
+        magnitude = bits & np.iinfo(signed).max  # decided on bits: XLA CPU flushes subnormals in `x == 0`
+        nan = np.array(np.nan, x.dtype).view(signed)
+        inf = np.array(np.inf, x.dtype).view(signed)
+        key = jnp.where(bits < 0, bits ^ np.iinfo(signed).max, bits)
+        key = jnp.where(magnitude == 0, jnp.zeros((), signed), jnp.where(magnitude > inf, nan, key))
     else:
         key = x
     return key if largest else ~key
