@@ -8,6 +8,7 @@ from jax.test_util import check_grads
 
 import dmljax
 from dmljax import ValidationError
+from dmljax._ops.ordered.cumulative import in_order, in_order_last
 from tests import reference
 
 PAGE_INPUT = np.array([[[[2, 1, 3, 5], [3, 8, 7, 3], [9, 6, 2, 4]]]], np.float32)
@@ -59,6 +60,27 @@ def test_random_against_loop(seed):
     expected = reference.cumulative(x, axis % rank, reverse, exclusive, product)
     assert out.dtype == x.dtype and out.shape == x.shape
     np.testing.assert_array_equal(np.asarray(out).view(np.uint8), expected.view(np.uint8))
+
+
+@pytest.mark.filterwarnings("ignore:overflow", "ignore:invalid")
+@pytest.mark.parametrize("width", [1, 8, 9, 61])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int32", "uint16"])
+def test_last_axis_blocks_against_loop_and_lax_form(width, dtype):
+    """The last axis runs in blocks of columns on XLA CPU (`in_order_last`): the loop's bits, the lax form's bits."""
+    rng = np.random.default_rng(width)
+    x = (rng.standard_normal((2, 3, width)) * 40).astype(jnp.dtype(dtype))
+    if x.dtype.kind == "f":  # -0.0 first, a NaN, an infinity and an overflow in other rows
+        x[0, 0, 0], x[0, 1, width // 2], x[1, 0, -1] = -0.0, np.nan, np.inf
+        x[1, 2] = jnp.finfo(x.dtype).max / 2 if width > 2 else x[1, 2]
+    for reverse, exclusive, product in np.ndindex(2, 2, 2):
+        flags = {"reverse": bool(reverse), "exclusive": bool(exclusive), "product": bool(product)}
+        blocked = np.asarray(in_order_last(jnp.asarray(x), **flags))
+        moved = np.moveaxis(np.asarray(in_order(jnp.moveaxis(jnp.asarray(x), -1, 0), **flags)), 0, -1)
+        expected = reference.cumulative(x, 2, flags["reverse"], flags["exclusive"], flags["product"])
+        public = dmljax.cumulative_prod if product else dmljax.cumulative_sum
+        out = np.asarray(public(x, -1, reverse=bool(reverse), exclusive=bool(exclusive)))
+        for got in (blocked, moved, out):
+            np.testing.assert_array_equal(np.ascontiguousarray(got).view(np.uint8), expected.view(np.uint8), str(flags))
 
 
 def test_negative_zero_first_and_integer_wraparound():

@@ -8,6 +8,7 @@ from jax.test_util import check_grads
 
 import dmljax
 from dmljax import ValidationError
+from dmljax._ops.movement import fill_value_sequence as fill_value_sequence_module
 from tests import reference
 
 PAGE_INPUT = np.arange(1, 13, dtype=np.float32).reshape(1, 1, 3, 4)
@@ -96,6 +97,40 @@ def test_fill_floats_add_in_sequence(dtype):
     np.testing.assert_array_equal(out, loop)
     closed = (np.float32(0.1) + np.float32(0.1) * np.arange(64, dtype=np.float32)).astype(dtype)
     assert not np.array_equal(loop, closed)  # the rule matters: in-sequence rounding gives other bits
+
+
+# The float loop's edge cases for its runs (dmljax._ops.movement.float_runs): binade
+# boundaries up and down, ties to even (2050 + 3 in float16 steps 1 ulp, then 2 ulps), a
+# delta below half an ulp, subnormals and the crossing of zero, overflow to inf, inf - inf,
+# NaN, signed zeros, negative deltas.
+FLOAT_EDGES = [
+    (1.0, 1.0), (0.1, 0.1), (1.5, -0.25), (-3.0, 0.7), (2050.0, 3.0), (2048.0, 1.0), (1.0, 2.0**-11),
+    (1.0, 3 * 2.0**-11), (-1.0, 2.0**-11), (1.0, -3 * 2.0**-12), (0.0, 2.0**-24), (6e-8, -(2.0**-25)),
+    (3 * 2.0**-24, -(2.0**-24)), (2.0**-14, -(2.0**-26)), (1e-45, 1e-45), (-1e-38, 3e-40), (65504.0, 16.0),
+    (60000.0, 100.0), (3.3e38, 1e37), (-3.3e38, -1e37), (1.0, float("inf")), (float("inf"), -float("inf")),
+    (float("nan"), 1.0), (1.0, float("nan")), (0.0, -0.0), (-0.0, -0.0), (-0.0, 0.0), (7.0, 0.0), (1e-45, 0.0),
+]  # fmt: skip
+
+
+@pytest.mark.filterwarnings("ignore:overflow", "ignore:invalid")
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_fill_float_runs_against_loop(dtype, x64):
+    rng = np.random.default_rng(7)
+    randoms = [(float(a), float(b)) for a, b in rng.standard_normal((12, 2)) * 10.0 ** rng.integers(-6, 4, (12, 2))]
+    for start, delta in FLOAT_EDGES + randoms:
+        out = np.asarray(dmljax.fill_value_sequence([7, 300], dtype, start, delta))
+        loop = reference.fill_value_sequence([7, 300], dtype, start, delta)
+        assert out.dtype == loop.dtype, (start, delta)
+        np.testing.assert_array_equal(out, loop, err_msg=f"{dtype} start={start} delta={delta}")
+        assert np.array_equal(np.signbit(out), np.signbit(loop)), (start, delta)  # -0.0 stays -0.0
+
+
+@pytest.mark.parametrize(("start", "delta"), [(0.1, 0.1), (-1000.0, 0.001), (1e-30, 3e-39)])
+def test_fill_float32_runs_equal_the_lax_loop(start, delta):
+    n = 1 << 16  # crosses many binades; the lax loop (one scan step per element) is the formulation's oracle
+    out = fill_value_sequence_module.fill_value_sequence_validated((n,), np.dtype(np.float32), start, delta)
+    loop = fill_value_sequence_module.float_loop(n, np.dtype(np.float32), start, delta)
+    np.testing.assert_array_equal(np.asarray(out).view(np.uint32), np.asarray(loop).view(np.uint32))
 
 
 def test_fill_64bit_under_x64(x64):

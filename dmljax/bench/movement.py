@@ -7,12 +7,11 @@ formulation a user would write (reshape and transpose, ``jnp.tile``, ``jnp.pad``
 same mode, ``jnp.concatenate``, ``jnp.split``, advanced indexing for
 `reverse_subsequences`), and ``numpy`` on the host (the same formulation). Special cases:
 
-* `fill_value_sequence` float32 runs DirectML's loop (each addition rounds,
-  docs/design/fill-value-sequence.md); its reference ``jnp start+delta*iota (other bits)``
-  is the closed form, which computes other bits; ``numpy`` (a float32 ``cumsum``, which
-  adds in sequence) computes the loop's bits. The int32 sequence is the closed form in both.
-  Off the CPU the float32 case runs at 256 KiB at most (`LOOP_MAX_BYTES`; its label gives
-  the shape): a device runs the loop one step per element, 2^26 steps at 256 MiB.
+* `fill_value_sequence` float32 gives the bits of DirectML's loop (each addition rounds;
+  computed from its runs per binade, docs/design/fill-value-sequence.md); its reference
+  ``jnp start+delta*iota (other bits)`` is the closed form, which computes other bits;
+  ``numpy`` (a float32 ``cumsum``, which adds in sequence) computes the loop's bits. The
+  int32 sequence is the closed form in both.
 * `slice_grad` (the window of `slice` with rows reversed in steps of 2, every third
   column) against ``jax.vjp`` of `slice` (the reference) and ``jnp .at[].set`` into zeros.
 
@@ -33,14 +32,11 @@ from jax import lax
 
 import dmljax
 from dmljax._ops.movement.padding import PADDING_MODES
-from dmljax._random.vector_width import default_platform
 from dmljax.bench._harness import Case, sized
 
 __all__ = ["cases", "op_cases", "rows_cols"]
 
 GROUP = "movement"
-# The float fill_value_sequence loop's largest tensor off the CPU (one device step per element).
-LOOP_MAX_BYTES = 256 << 10
 
 
 def rows_cols(nbytes: int) -> tuple[int, int]:
@@ -192,11 +188,8 @@ def _reverse_cases(x: np.ndarray) -> list[Case]:
 
 
 def _fill_cases(shape: tuple[int, int]) -> list[Case]:
-    """The float32 loop (off the CPU at `LOOP_MAX_BYTES` at most) and the int32 closed form, sized."""
-    loop = shape
-    if default_platform() != "cpu" and 4 * shape[0] * shape[1] > LOOP_MAX_BYTES:
-        loop = rows_cols(LOOP_MAX_BYTES)
-    return sized(_float_fill_cases(loop), 4 * loop[0] * loop[1]) + sized(
+    """The float32 loop's bits and the int32 closed form, sized."""
+    return sized(_float_fill_cases(shape), 4 * shape[0] * shape[1]) + sized(
         _int_fill_cases(shape), 4 * shape[0] * shape[1]
     )
 

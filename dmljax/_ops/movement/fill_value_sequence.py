@@ -4,13 +4,16 @@ No input tensor: the output's shape, type, start and delta are static. The page 
 the operator as a loop, ``output[c] = value; value += delta`` over the coordinates in
 order, with ``value`` of the output's type. Integers: ``start + delta * i`` in the unsigned
 type of their width, equal to the loop's wrap-around modulo 2^bits, in parallel. Floats:
-the loop itself (`lax.scan` in the output type), because each addition rounds and
-``start + delta * i`` gives other bits; its cost is one step per element
-(docs/design/fill-value-sequence.md).
+each addition rounds, so ``start + delta * i`` gives other bits; the loop's own bits come
+from its runs of a constant step in units of the last place within each binade
+(`float_runs`, found on the host from the static start and delta), computed in parallel
+as ``first + j * step`` per run in the type, each product and sum exact
+(docs/design/fill-value-sequence.md). `float_loop`, the loop as written, is the oracle.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -24,8 +27,9 @@ from dmljax._core.dtypes import DataType, as_data_type, x64_enabled
 from dmljax._core.errors import fail
 from dmljax._core.limits import MAX_DIMENSIONS, MAX_TENSOR_ELEMENTS
 from dmljax._ops.common.static_args import static_ints, static_real
+from dmljax._ops.movement.float_runs import float_runs
 
-__all__ = ["check_scalar", "fill_value_sequence", "fill_value_sequence_validated"]
+__all__ = ["check_scalar", "fill_value_sequence", "fill_value_sequence_validated", "float_loop"]
 
 # The operator's output types (the page's tensor support table, feature levels 2.1 to 5.0).
 FILL_TYPES = tuple(DataType)[:11]
@@ -107,10 +111,51 @@ def fill_value_sequence_validated(shape: tuple[int, ...], dtype: np.dtype, start
         flat = i * np.asarray(delta % modulus, unsigned) + np.asarray(start % modulus, unsigned)
         flat = lax.bitcast_convert_type(flat, dtype) if dtype != unsigned else flat
     else:
-        step = np.asarray(delta, dtype)
-
-        def add(value: jax.Array, _: None) -> tuple[jax.Array, jax.Array]:
-            return value + step, value
-
-        _, flat = lax.scan(add, jnp.asarray(start, dtype), None, length=count)
+        # One compiled program per sequence, keyed by the bits of start and delta (0.0 == -0.0 in Python).
+        keys = (int(np.asarray(v, np.float64).view(np.int64)) for v in (start, delta))
+        flat = _float_sequence(count, dtype, *keys)
     return jnp.reshape(flat, shape)
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1, 2, 3))
+def _float_sequence(count: int, dtype: np.dtype, start_bits: int, delta_bits: int) -> jax.Array:
+    """The float loop from its runs (`float_runs`): ``first + j * step`` per run, exact in ``dtype``.
+
+    ``start_bits`` and ``delta_bits`` are the float64 bits of ``start`` and ``delta``.
+
+    Within a run every value lies in one binade, ``step`` is a whole number of its ulps and
+    ``j * step`` less than the binade's width, so the product and the sum are exact (a fused
+    multiply-add too): no rounding, no bitcast (ONNX below opset 26 has none). Runs among
+    the subnormals are constants (XLA CPU flushes subnormal arithmetic to zero).
+    """
+    unsigned = np.dtype(f"uint{dtype.itemsize * 8}")
+    start, delta = (float(np.asarray(b, np.int64).view(np.float64)) for b in (start_bits, delta_bits))
+
+    def value(bits: int) -> np.ndarray:  # a 0-d array of dtype
+        return np.asarray(bits, unsigned).view(dtype)
+
+    tiny = float(jnp.finfo(dtype).tiny)
+    pieces = []
+    for length, first, step in float_runs(count, dtype, start, delta):
+        stride = float(value(first + step)) - float(value(first))  # two values of one binade: exact
+        if step == 0:
+            pieces.append(jnp.full((length,), value(first), dtype))
+        elif abs(stride) < tiny or abs(float(value(first))) < tiny:
+            # Subnormal steps or values: XLA CPU flushes them to zero in arithmetic, so this
+            # run (at most one binade's 2^mant values) is a constant of its bits.
+            run = np.arange(length, dtype=unsigned) * np.asarray(step % 2 ** (8 * dtype.itemsize), unsigned)
+            pieces.append(jnp.asarray((run + np.asarray(first, unsigned)).view(dtype)))
+        else:
+            pieces.append(lax.iota(dtype, length) * np.asarray(stride, dtype) + value(first))
+    return pieces[0] if len(pieces) == 1 else lax.concatenate(pieces, 0)
+
+
+def float_loop(count: int, dtype: np.dtype, start: float, delta: float) -> jax.Array:
+    """The page's float loop as written (`lax.scan` in ``dtype``, one step per element): the oracle of `float_runs`."""
+    step = np.asarray(delta, dtype)
+
+    def add(value: jax.Array, _: None) -> tuple[jax.Array, jax.Array]:
+        return value + step, value
+
+    _, flat = lax.scan(add, jnp.asarray(start, dtype), None, length=count)
+    return flat

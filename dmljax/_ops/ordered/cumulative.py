@@ -22,13 +22,23 @@ from jax import lax
 
 from dmljax._core.errors import fail
 from dmljax._core.markers import mark, traced
+from dmljax._core.platform import cpu_or_plain
 from dmljax._ops.common.indices import as_data, check_axis, check_rank, type_fail
 
-__all__ = ["cumulative_product", "cumulative_product_validated", "cumulative_sum", "cumulative_sum_validated"]
+__all__ = [
+    "cumulative_product",
+    "cumulative_product_validated",
+    "cumulative_sum",
+    "cumulative_sum_validated",
+    "in_order",
+    "in_order_last",
+]
 
 # Steps of the scan per loop iteration: fewer loop-carried round trips, same order of
 # operations (unrolling repeats the body; it never reassociates).
 _UNROLL = 8
+# Columns per step of `in_order_last` (measured in docs/design/cumulative-in-order.md).
+_BLOCK = 8
 
 
 def cumulative_sum(
@@ -142,6 +152,15 @@ def _cumulative_impl(x: jax.Array, *, axis: int, reverse: bool, exclusive: bool,
     """The in-order tally on validated arguments: `in_order` along axis 0, then moved back."""
     if x.shape[axis] == 0:
         return x
+    if x.ndim >= 2 and axis == x.ndim - 1:  # XLA CPU: columns in blocks, no element transposes
+        blocks = functools.partial(in_order_last, reverse=reverse, exclusive=exclusive, product=product)
+        moved = functools.partial(_moved_in_order, axis=axis, reverse=reverse, exclusive=exclusive, product=product)
+        return cpu_or_plain(blocks, moved, x)
+    return _moved_in_order(x, axis=axis, reverse=reverse, exclusive=exclusive, product=product)
+
+
+def _moved_in_order(x: jax.Array, *, axis: int, reverse: bool, exclusive: bool, product: bool) -> jax.Array:
+    """`in_order` along ``axis`` moved to the front, then moved back."""
     xs = jnp.moveaxis(x, axis, 0)
     ys = in_order(xs, reverse=reverse, exclusive=exclusive, product=product)
     return jnp.moveaxis(ys, 0, axis)
@@ -168,3 +187,51 @@ def in_order(xs: jax.Array, *, reverse: bool, exclusive: bool, product: bool) ->
     identity = jnp.full((1, *xs.shape[1:]), 1 if product else 0, xs.dtype)
     shifted = [inclusive[1:], identity] if reverse else [identity, inclusive[:-1]]
     return jnp.concatenate(shifted, axis=0)
+
+
+def in_order_last(x: jax.Array, *, reverse: bool, exclusive: bool, product: bool) -> jax.Array:
+    """`in_order`'s loop along the last axis, ``_BLOCK`` columns per scan step, without element transposes.
+
+    The rows are cut into blocks of ``_BLOCK`` adjacent columns; one scan step carries each
+    row's tally through a block's columns one after the other (the loop's order, nothing
+    reassociated), so only whole blocks move, not single elements. The tally starts from
+    the identity, which changes no bits: ``-0.0 + v`` is ``v`` for every float ``v``
+    (``-0.0`` and NaN included), ``0 + v`` for integers, ``1 * v`` for products. A last
+    axis that is no multiple of ``_BLOCK`` is padded after its end (before its start when
+    ``reverse``), where the tally has passed every element already, and cut back.
+    Gradients are JAX's own of the scan (a reverse scan, in order, division-free).
+
+    Examples:
+      >>> x = jnp.arange(1.0, 11.0).reshape(1, 10)
+      >>> in_order_last(x, reverse=False, exclusive=False, product=False)
+      Array([[ 1.,  3.,  6., 10., 15., 21., 28., 36., 45., 55.]], dtype=float32)
+      >>> in_order_last(x, reverse=True, exclusive=True, product=False)
+      Array([[54., 52., 49., 45., 40., 34., 27., 19., 10.,  0.]], dtype=float32)
+    """
+    n = x.shape[-1]
+    rows = x.reshape(-1, n)
+    pad = -n % _BLOCK
+    if pad:
+        rows = jnp.pad(rows, ((0, 0), (pad, 0) if reverse else (0, pad)))
+    count, width = rows.shape
+    blocks = jnp.moveaxis(rows.reshape(count, width // _BLOCK, _BLOCK), 1, 0)
+    combine = lax.mul if product else lax.add
+    order = range(_BLOCK - 1, -1, -1) if reverse else range(_BLOCK)
+
+    def step(carry: jax.Array, block: jax.Array) -> tuple[jax.Array, jax.Array]:
+        columns: list[Any] = [None] * _BLOCK
+        for k in order:
+            carry = combine(carry, block[:, k])
+            columns[k] = carry
+        return carry, jnp.stack(columns, axis=-1)
+
+    identity = 1 if product else (-0.0 if jnp.issubdtype(x.dtype, jnp.floating) else 0)
+    _, tallies = lax.scan(step, jnp.full((count,), identity, x.dtype), blocks, reverse=reverse)
+    tally = jnp.moveaxis(tallies, 0, 1).reshape(count, width)
+    tally = tally[:, pad:] if reverse else tally[:, :n]
+    inclusive = tally.reshape(x.shape)
+    if not exclusive:
+        return inclusive
+    first = jnp.full((*x.shape[:-1], 1), 1 if product else 0, x.dtype)
+    shifted = [inclusive[..., 1:], first] if reverse else [first, inclusive[..., :-1]]
+    return jnp.concatenate(shifted, axis=-1)
