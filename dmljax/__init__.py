@@ -177,9 +177,9 @@ def __getattr__(name: str) -> Any:
       >>> import dmljax
       >>> with warnings.catch_warnings(record=True) as caught:
       ...     warnings.simplefilter("always")
-      ...     key_split = dmljax.random.split
+      ...     key_split = dmljax.split
       >>> key_split is dmljax.random.split, str(caught[0].message)
-      (True, 'dmljax.random.split is deprecated: use dmljax.random.split (the old name goes in 0.3.0)')
+      (True, 'dmljax.split is deprecated: use dmljax.random.split (the old name goes in 0.3.0)')
     """
     if name not in _DEPRECATED:
         raise AttributeError(f"module 'dmljax' has no attribute {name!r}")

@@ -15,8 +15,10 @@ HLO). Alternatives: docs/design/per-platform-formulations.md.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import jax
@@ -24,7 +26,42 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-__all__ = ["concrete_shape", "cpu_or_plain", "host_has_avx512", "one_device_shape", "opaque_predicate"]
+__all__ = [
+    "concrete_shape",
+    "cpu_or_plain",
+    "host_has_avx512",
+    "in_onnx_export",
+    "one_device_shape",
+    "onnx_export_trace",
+    "opaque_predicate",
+]
+
+# Set while `dmljax.onnx.export` traces: formulations that need XLA-only tricks (a float's
+# bits as integer keys; ONNX has no BitCast before opset 26) take their ONNX-exact form.
+_ONNX_EXPORT = contextvars.ContextVar("dmljax_onnx_export", default=False)
+
+
+@contextlib.contextmanager
+def onnx_export_trace() -> Iterator[None]:
+    """Trace as for an ONNX export (`in_onnx_export` is True inside)."""
+    token = _ONNX_EXPORT.set(True)
+    try:
+        yield
+    finally:
+        _ONNX_EXPORT.reset(token)
+
+
+def in_onnx_export() -> bool:
+    """Whether `dmljax.onnx.export` is tracing (`onnx_export_trace`).
+
+    Examples:
+      >>> in_onnx_export()
+      False
+      >>> with onnx_export_trace():
+      ...     in_onnx_export()
+      True
+    """
+    return _ONNX_EXPORT.get()
 
 
 def concrete_shape(shape: tuple) -> bool:

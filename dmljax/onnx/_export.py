@@ -23,6 +23,7 @@ from jax2onnx.converter.ir_postprocess import postprocess_ir_model
 from dmljax._core.config import config
 from dmljax._core.dtypes import x64_enabled
 from dmljax._core.errors import fail
+from dmljax._core.platform import onnx_export_trace
 from dmljax.onnx import _plugins  # noqa: F401  (registers dmljax's lowerings)
 from dmljax.onnx._names import rename_io
 from dmljax.onnx._plugin_loading import ensure_plugins
@@ -194,7 +195,8 @@ def export(
     traced = [jax.ShapeDtypeStruct(a.shape, jax.dtypes.canonicalize_dtype(a.dtype)) for a in examples]
     inputs = _check_names("input_names", input_names, len(examples), "input")
     try:
-        with config.override(ordered_fold_kernel_interpret=False):  # a model holds no Pallas kernel
+        # a model holds no Pallas kernel, and no float bits as integer keys (no BitCast below opset 26)
+        with config.override(ordered_fold_kernel_interpret=False), onnx_export_trace():
             closed = jax.make_jaxpr(fn)(*traced)
     except jax.errors.InconclusiveDimensionOperation as e:
         rule = "have symbolic dimensions that fn's operators accept"

@@ -44,6 +44,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from dmljax._core.platform import in_onnx_export
 from dmljax._ops.common.indices import position_dtype
 from dmljax._ops.common.positions import gather_at, scatter_at
 
@@ -106,9 +107,13 @@ def _winners(flat: jax.Array, targets: jax.Array, updates: jax.Array, reduction:
 
     # NaN-free updates (the usual case) skip a scatter and a gather (under vmap both branches run).
     last_nan, contends = lax.cond(jnp.any(jnp.isnan(updates)), with_nan, nan_free)
-    keys, flat_keys = order_key(updates), order_key(flat)
-    info = np.iinfo(keys.dtype)
-    worst = np.asarray(info.min if reduction == "max" else info.max, keys.dtype)
+    if in_onnx_export():  # onnxruntime compares floats without flushing subnormals; no BitCast there
+        keys, flat_keys = updates, flat
+        worst = np.asarray(-np.inf if reduction == "max" else np.inf, flat.dtype)
+    else:
+        keys, flat_keys = order_key(updates), order_key(flat)
+        info = np.iinfo(keys.dtype)
+        worst = np.asarray(info.min if reduction == "max" else info.max, keys.dtype)
     first = (last_nan == 0) & ~jnp.isnan(flat)  # the input's value contends: no NaN at all in its sequence
     best = scatter_at(jnp.where(first, flat_keys, worst), targets, jnp.where(contends, keys, worst), reduction)
     wins = contends & (keys == gather_at(best, targets))

@@ -22,9 +22,8 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
-import numpy as np
 from jax.experimental.custom_partitioning import custom_partitioning
-from jax.sharding import Mesh, NamedSharding
+from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from dmljax._ops.common.positions import batch_rows
@@ -76,11 +75,12 @@ def _whole(x: jax.Array) -> jax.Array:
     concatenation of sharded and replicated arrays, as jraph's self edges make, came out
     split in 2 over 8 devices), which `custom_partitioning` cannot express over the mesh's
     axes: the compilation failed (IndivisibleError). Replicated operands are what the
-    partition asks for anyway. Under `jax.set_mesh` the context mesh, else one over every device.
+    partition asks for anyway. Only under `jax.set_mesh` (the context mesh): without one, a mesh
+    of our own would clash with the operands' (other axis names).
     """
     if not jax.sharding.get_abstract_mesh().empty:
         return jax.lax.with_sharding_constraint(x, P())
-    return jax.lax.with_sharding_constraint(x, NamedSharding(Mesh(np.array(jax.devices()), ("devices",)), P()))
+    return x  # no context mesh: a mesh of our own would clash with the operands' (another axis name)
 
 
 @functools.partial(custom_partitioning, static_argnums=(0, 1, 2))
