@@ -127,7 +127,8 @@ def _remat(invals: list[Any], *, jaxpr: Any, prevent_cse: bool, policy: Any, **_
     return jax.checkpoint(lambda *xs: evaluate(jaxpr, [], list(xs)), prevent_cse=prevent_cse, policy=policy)(*invals)
 
 
-def _scan(invals: list[Any], *, jaxpr: Any, num_consts: int, num_carry: int, **p: Any) -> list[Any]:
+def _scan(invals: list[Any], *, jaxpr: Any, **p: Any) -> list[Any]:
+    num_consts, num_carry = _scan_counts(p)
     consts, init, xs = invals[:num_consts], invals[num_consts:][:num_carry], invals[num_consts + num_carry :]
 
     def step(carry: list[Any], x: list[Any]) -> tuple[list[Any], list[Any]]:
@@ -136,6 +137,18 @@ def _scan(invals: list[Any], *, jaxpr: Any, num_consts: int, num_carry: int, **p
 
     carry, ys = lax.scan(step, init, xs, length=p["length"], reverse=p["reverse"], unroll=p["unroll"])
     return [*carry, *ys]
+
+
+def _scan_counts(params: dict[str, Any]) -> tuple[int, int]:
+    """A scan's numbers of constants and carried values (its parameters up to jax 0.11; a scan
+    of jax 0.12, described by trees, is refused by name)."""
+    if "num_consts" not in params:  # jax 0.12 describes a scan by input and output trees
+        rule = (
+            f"hold no float scatter-add, scatter-mul or gather inside a scan on jax {jax.__version__} (its scan "
+            "parameters changed in jax 0.12; followed on jax 0.10-0.11): apply deterministic inside the scan's body"
+        )
+        raise fail(OP, "the program's 'scan' equation", rule, "scan")
+    return params["num_consts"], params["num_carry"]
 
 
 def _while(invals: list[Any], *, cond_jaxpr: Any, cond_nconsts: int, body_jaxpr: Any, body_nconsts: int) -> list[Any]:
@@ -207,6 +220,12 @@ def _custom_jvp(eqn: Any, invals: list[Any]) -> list[Any]:
 
 
 def _custom_vjp(eqn: Any, invals: list[Any]) -> list[Any]:
+    if jax.__version_info__ >= (0, 12):  # its forward rule's calling convention changed in jax 0.12
+        rule = (
+            f"hold no float scatter-add, scatter-mul or gather inside a custom_vjp function on jax {jax.__version__} "
+            "(followed on jax 0.10-0.11): apply deterministic inside the function, or take jax.grad inside it"
+        )
+        raise fail(OP, "the program's 'custom_vjp_call' equation", rule, "custom_vjp_call")
     params = dict(eqn.params)
     call_jaxpr, num_consts = params.pop("call_jaxpr"), params.pop("num_consts")
     fwd_jaxpr_thunk, bwd = params.pop("fwd_jaxpr_thunk"), params.pop("bwd")
