@@ -176,23 +176,15 @@ def test_nested_programs_scan_cond_while_checkpoint_custom_vjp_and_vmap():
         "jit": jax.jit(lambda x: jax.ops.segment_sum(u, t, N) + x),
         "checkpoint-grad": jax.grad(jax.checkpoint(lambda x: jnp.vdot(jnp.sin(x)[t], u))),
         "custom_vjp-bwd": jax.grad(lambda x: jnp.vdot(take(x), u)),
+        "scan-forwarded": lambda x: lax.scan(  # jax 0.12 forwards the unchanged carry and the echoed x
+            lambda c, y: ((c[0].at[t].add(u), c[1]), (c[1], y)), (x, x), jnp.ones(1)
+        )[0][0],
         "scan-grad": jax.grad(lambda x: lax.scan(lambda c, _: (c + jnp.vdot(x[t], u), None), 0.0, None, length=1)[0]),
     }
-    tree_scans = "num_consts" not in jax.make_jaxpr(programs["scan"])(x).eqns[0].params  # jax >= 0.12
     for name, fun in programs.items():  # the order itself: on 8 devices (below)
-        if tree_scans and name.startswith("scan"):  # refused by name there, never left unordered
-            with pytest.raises(
-                dmljax.ValidationError, match=r"deterministic: the program's 'scan' equation must hold no"
-            ):
-                jax.jit(dmljax.deterministic(fun))(x)
-            continue
         assert _same(jax.jit(dmljax.deterministic(fun))(x), want), name
     outside = jax.grad(dmljax.deterministic(lambda x: jnp.vdot(take(jax.checkpoint(jnp.sin)(x)), u)))
-    if jax.__version_info__ >= (0, 12):  # custom_vjp refused by name there, never left unordered
-        with pytest.raises(dmljax.ValidationError, match=r"the program's 'custom_vjp_call' equation must hold no"):
-            jax.jit(outside)(x)
-    else:
-        assert _same(jax.jit(outside)(x), want)
+    assert _same(jax.jit(outside)(x), want)
     rows = _updates(rng, (3, M), np.float32)
     batched = jax.jit(jax.vmap(jax.grad(dmljax.deterministic(lambda x, w: jnp.vdot(x[t], w))), (None, 0)))(x, rows)
     for row, out in zip(rows, np.asarray(batched), strict=True):
@@ -273,8 +265,6 @@ SHARDED = textwrap.dedent(
             "grad of dmljax.gather": lambda x, t, u: jax.grad(
                 lambda x: jnp.vdot(dmljax.gather(x, t, axis=0), u))(x),
         }
-        if jax.__version_info__ >= (0, 12):  # a scan is refused by name there (test_nested_programs...)
-            del programs["segment_sum in scan"]
         for name, fun in programs.items():
             key = f"{name} {kind} {dtype}"
             result[key + " ordered"] = same(jax.jit(dmljax.deterministic(fun))(x, ts, us), want)
@@ -297,7 +287,7 @@ def test_eight_host_devices_equal_np_add_at_where_the_plain_program_does_not():
     # the issue's cases: each differs from np.add.at unwrapped, for some targets and type
     # (dmljax.gather's own gradient is not in the list: issue 38 item 1 orders it without the wrapper)
     names = ("at.add", "segment_sum in scan", "grad of h[s]", "grad of jnp.take")
-    for name in names if jax.__version_info__ < (0, 12) else [n for n in names if "scan" not in n]:
+    for name in names:
         assert not all(v for k, v in plain.items() if k.startswith(name)), name
 
 

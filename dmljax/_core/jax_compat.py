@@ -36,10 +36,12 @@ __all__ = [
     "dce_jaxpr",
     "default_prng_impl_holder",
     "flat_tree_with_aux",
+    "jaxpr_inputs",
     "linear_util",
     "mlir_broadcast_in_dim",
     "prim_requires_devices_during_lowering",
     "prng_table",
+    "scan_counts",
     "shard_map_p",
     "symbolic_zero",
     "trace_state_clean",
@@ -134,5 +136,27 @@ def _flat_tree_with_aux() -> Any:
 
 
 flat_tree_with_aux = _flat_tree_with_aux()
+
+
+def jaxpr_inputs(jaxpr: Any) -> list[Any]:
+    """A jaxpr's constant variables, then its input variables: what `jax.core.eval_jaxpr`
+    binds to ``[*consts, *args]``. From jax 0.12 a jaxpr may carry its constants, and a
+    program built without them (a ``custom_vjp`` forward rule's) lists their variables among
+    its inputs: ``all_invars`` is that list there."""
+    if hasattr(jaxpr, "all_invars"):
+        return list(jaxpr.all_invars)
+    return [*jaxpr.constvars, *jaxpr.invars]
+
+
+def scan_counts(params: dict[str, Any]) -> tuple[int, int]:
+    """A ``scan`` equation's numbers of constants and carried values: its ``num_consts`` and
+    ``num_carry`` up to jax 0.11; from jax 0.12 the leaf counts of its ``ft_in`` trees
+    (constants, carry, scanned inputs). Either way the body's outputs are the carry, then the
+    stacked outputs the equation itself returns (jax 0.12 forwards the others outside it)."""
+    if "num_consts" in params:
+        return params["num_consts"], params["num_carry"]
+    consts, carry, _ = params["ft_in"].unpack()
+    return len(list(consts.vals)), len(list(carry.vals))
+
 
 NAMES = tuple(name for name in __all__ if name not in ("MISSING", "NAMES", "TESTED_JAX_VERSIONS", "available"))

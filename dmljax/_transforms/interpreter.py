@@ -79,8 +79,7 @@ def evaluate(jaxpr: Any, consts: list[Any], args: list[Any]) -> list[Any]:
     def read(v: Any) -> Any:
         return v.val if isinstance(v, jax.extend.core.Literal) else env[v]
 
-    env.update(zip(jaxpr.constvars, consts, strict=True))
-    env.update(zip(jaxpr.invars, args, strict=True))
+    env.update(zip(internals.jaxpr_inputs(jaxpr), [*consts, *args], strict=True))
     for eqn in jaxpr.eqns:
         invals = [read(v) for v in eqn.invars]
         with eqn.ctx.manager:
@@ -128,27 +127,16 @@ def _remat(invals: list[Any], *, jaxpr: Any, prevent_cse: bool, policy: Any, **_
 
 
 def _scan(invals: list[Any], *, jaxpr: Any, **p: Any) -> list[Any]:
-    num_consts, num_carry = _scan_counts(p)
+    num_consts, num_carry = internals.scan_counts(p)
     consts, init, xs = invals[:num_consts], invals[num_consts:][:num_carry], invals[num_consts + num_carry :]
+    body = jaxpr if isinstance(jaxpr, jax.extend.core.ClosedJaxpr) else jax.extend.core.ClosedJaxpr(jaxpr, [])
 
     def step(carry: list[Any], x: list[Any]) -> tuple[list[Any], list[Any]]:
-        outs = evaluate_closed(jaxpr, [*consts, *carry, *x])
+        outs = evaluate_closed(body, [*consts, *carry, *x])
         return outs[:num_carry], outs[num_carry:]
 
     carry, ys = lax.scan(step, init, xs, length=p["length"], reverse=p["reverse"], unroll=p["unroll"])
     return [*carry, *ys]
-
-
-def _scan_counts(params: dict[str, Any]) -> tuple[int, int]:
-    """A scan's numbers of constants and carried values (its parameters up to jax 0.11; a scan
-    of jax 0.12, described by trees, is refused by name)."""
-    if "num_consts" not in params:  # jax 0.12 describes a scan by input and output trees
-        rule = (
-            f"hold no float scatter-add, scatter-mul or gather inside a scan on jax {jax.__version__} (its scan "
-            "parameters changed in jax 0.12; followed on jax 0.10-0.11): apply deterministic inside the scan's body"
-        )
-        raise fail(OP, "the program's 'scan' equation", rule, "scan")
-    return params["num_consts"], params["num_carry"]
 
 
 def _while(invals: list[Any], *, cond_jaxpr: Any, cond_nconsts: int, body_jaxpr: Any, body_nconsts: int) -> list[Any]:
@@ -220,12 +208,6 @@ def _custom_jvp(eqn: Any, invals: list[Any]) -> list[Any]:
 
 
 def _custom_vjp(eqn: Any, invals: list[Any]) -> list[Any]:
-    if jax.__version_info__ >= (0, 12):  # its forward rule's calling convention changed in jax 0.12
-        rule = (
-            f"hold no float scatter-add, scatter-mul or gather inside a custom_vjp function on jax {jax.__version__} "
-            "(followed on jax 0.10-0.11): apply deterministic inside the function, or take jax.grad inside it"
-        )
-        raise fail(OP, "the program's 'custom_vjp_call' equation", rule, "custom_vjp_call")
     params = dict(eqn.params)
     call_jaxpr, num_consts = params.pop("call_jaxpr"), params.pop("num_consts")
     fwd_jaxpr_thunk, bwd = params.pop("fwd_jaxpr_thunk"), params.pop("bwd")
@@ -236,9 +218,23 @@ def _custom_vjp(eqn: Any, invals: list[Any]) -> list[Any]:
         fwd_jaxpr, fwd_consts = fwd_jaxpr_thunk.call_wrapped(*nonzeros[num_consts:])
         return evaluate(fwd_jaxpr, list(fwd_consts), list(vals[num_consts:]))
 
-    def backward(*args: Any) -> list[Any]:
+    def backward(*args: Any) -> Any:
+        """jax's bwd with the constants' zero cotangents: a list of cotangents up to jax 0.11,
+        from jax 0.12 a pair (cotangents, the rule's logs: None or a dict of arrays)."""
         consts_zeros = [jax.interpreters.ad.Zero(a) for a in const_avals]
-        return consts_zeros + _traced_again(bwd.call_wrapped, list(args))
+        form: list[Any] = []
+
+        def flat(*xs: Any) -> list[Any]:
+            out = bwd.call_wrapped(*xs)
+            cts, logs = out if isinstance(out, tuple) else (out, None)
+            leaves, tree = jax.tree.flatten(logs)
+            form[:] = [isinstance(out, tuple), len(cts), tree]
+            return [*cts, *leaves]
+
+        values = _traced_again(flat, list(args))
+        pair, n, tree = form
+        cts = consts_zeros + values[:n]
+        return (cts, jax.tree.unflatten(tree, values[n:])) if pair else cts
 
     fun = _wrap(lambda *xs: evaluate_closed(call_jaxpr, list(xs)), call_jaxpr.jaxpr)
     params["subfuns"] = (fun, _wrap(fwd, fwd_jaxpr_thunk), _wrap(backward, bwd))
