@@ -19,6 +19,19 @@ ALL_2_1 = ("FLOAT32", "FLOAT16", "INT32", "INT16", "INT8", "UINT32", "UINT16", "
 FLOATS_1_0 = ("FLOAT32", "FLOAT16")
 INDICES_3_0 = ("INT64", "INT32", "UINT64", "UINT32")
 INDICES_1_0 = ("UINT32",)
+ALL_5_0 = ("FLOAT32", "FLOAT16", "INT64", "INT32", "INT16", "INT8", "UINT64", "UINT32", "UINT16", "UINT8")
+BYTES_6_2 = ("FLOAT32", "FLOAT16", "INT8", "UINT8")
+_AI = "https://learn.microsoft.com/en-us/windows/ai/directml/api/ns-directml-"
+
+
+def _rows(dims: tuple[int, int], types: tuple[str, ...], *tensors: str) -> dict:
+    """One level's rows when every tensor has the same dimension counts and data types."""
+    return {tensor: (dims, types) for tensor in tensors}
+
+
+def _pool(dims: tuple[int, int], data: tuple[str, ...], indices: tuple[str, ...], indices_name: str) -> dict:
+    """One level's rows of a max-pooling page (data in and out, and the indices tensor)."""
+    return {"InputTensor": (dims, data), indices_name: (dims, indices), "OutputTensor": (dims, data)}
 
 
 def _indexing(dims: tuple[int, int], data: tuple[str, ...], indices: tuple[str, ...], updates: bool = False) -> dict:
@@ -103,6 +116,91 @@ PAGES = {
                 "OutputTensor": ((4, 4), ("UINT32",)),
                 "OutputStateTensor": ((4, 4), ("UINT32",)),
             },
+        },
+    },
+    # The vision operators (MicrosoftDocs/sdk-api and, for the structs documented under
+    # windows/ai/directml, MicrosoftDocs/windows-ai-docs docs/directml/api/). UNFOLD and FOLD
+    # (6.4, 3 to 8 dimensions) are absent: their pages leave the data types empty.
+    "DML_MAX_POOLING2_OPERATOR_DESC": {
+        "url": _BASE + "dml_max_pooling2_operator_desc",
+        "introduced": "2_1",
+        "levels": {
+            "5_0": _pool((4, 5), ALL_5_0, ("UINT64", "UINT32"), "OutputIndicesTensor"),
+            "3_0": _pool((4, 5), BYTES_6_2, INDICES_1_0, "OutputIndicesTensor"),
+            "2_1": _pool((4, 5), FLOATS_1_0, INDICES_1_0, "OutputIndicesTensor"),
+        },
+    },
+    "DML_MAX_UNPOOLING_OPERATOR_DESC": {
+        "url": _BASE + "dml_max_unpooling_operator_desc",
+        "introduced": "3_0",
+        "levels": {
+            "5_0": _pool((4, 4), ALL_5_0, ("UINT64", "UINT32"), "IndicesTensor"),
+            "3_0": _pool((4, 4), FLOATS_1_0, INDICES_1_0, "IndicesTensor"),
+        },
+    },
+    "DML_RESAMPLE_OPERATOR_DESC": {
+        "url": _BASE + "dml_resample_operator_desc",
+        "introduced": "2_0",
+        "levels": {
+            "6_2": _rows((1, 4), BYTES_6_2, "InputTensor", "OutputTensor"),
+            "5_1": _rows((1, 4), FLOATS_1_0, "InputTensor", "OutputTensor"),
+            "2_0": _rows((4, 4), FLOATS_1_0, "InputTensor", "OutputTensor"),
+        },
+    },
+    "DML_RESAMPLE1_OPERATOR_DESC": {
+        "url": _BASE + "dml_resample1_operator_desc",
+        "introduced": "2_1",
+        "levels": {
+            "6_2": _rows((1, 4), BYTES_6_2, "InputTensor", "OutputTensor"),
+            "5_1": _rows((1, 4), FLOATS_1_0, "InputTensor", "OutputTensor"),
+            "2_1": _rows((4, 4), FLOATS_1_0, "InputTensor", "OutputTensor"),
+        },
+    },
+    "DML_RESAMPLE2_OPERATOR_DESC": {
+        "url": _AI + "dml_resample2_operator_desc",
+        "introduced": "5_1",
+        "levels": {"5_1": _rows((1, 4), FLOATS_1_0, "InputTensor", "OutputTensor")},
+    },
+    "DML_RESAMPLE3_OPERATOR_DESC": {
+        "url": _AI + "dml_resample3_operator_desc",
+        "introduced": "6_4",
+        "levels": {"6_4": _rows((1, 4), BYTES_6_2, "InputTensor", "OutputTensor")},
+    },
+    "DML_RESAMPLE_GRAD_OPERATOR_DESC": {
+        "url": _BASE + "dml_resample_grad_operator_desc",
+        "introduced": "3_0",
+        "levels": {
+            "5_1": _rows((1, 4), FLOATS_1_0, "InputGradientTensor", "OutputGradientTensor"),
+            "3_0": _rows((4, 4), FLOATS_1_0, "InputGradientTensor", "OutputGradientTensor"),
+        },
+    },
+    "DML_RESAMPLE_GRAD1_OPERATOR_DESC": {
+        "url": _AI + "dml_resample_grad1_operator_desc",
+        "introduced": "5_1",
+        "levels": {"5_1": _rows((1, 4), FLOATS_1_0, "InputGradientTensor", "OutputGradientTensor")},
+    },
+    "DML_DIAGONAL_MATRIX_OPERATOR_DESC": {
+        "url": _BASE + "dml_diagonal_matrix_operator_desc",
+        "introduced": "2_0",
+        "levels": {
+            "5_1": _rows((2, 4), ALL_4_1, "OutputTensor"),
+            "4_0": _rows((2, 4), ALL_2_1, "OutputTensor"),
+            "2_1": _rows((4, 4), ALL_2_1, "OutputTensor"),
+            "2_0": _rows((4, 4), FLOATS_1_0, "OutputTensor"),
+        },
+    },
+    "DML_DIAGONAL_MATRIX1_OPERATOR_DESC": {
+        "url": _AI + "dml_diagonal_matrix1_operator_desc",
+        "introduced": "5_1",
+        "levels": {"5_1": _rows((2, 4), ALL_4_1, "InputTensor", "OutputTensor")},
+    },
+    "DML_FILL_VALUE_CONSTANT_OPERATOR_DESC": {
+        "url": _BASE + "dml_fill_value_constant_operator_desc",
+        "introduced": "2_1",
+        "levels": {
+            "4_1": _rows((1, 8), ALL_4_1, "OutputTensor"),
+            "4_0": _rows((1, 8), ALL_2_1, "OutputTensor"),
+            "2_1": _rows((4, 4), ALL_2_1, "OutputTensor"),
         },
     },
 }

@@ -87,3 +87,37 @@ def test_tables_and_rules():
         compile_operator(UnfoldOperatorDesc(image, TensorDesc("float32", (1, 4, 15)), **args), "6.4")
     with pytest.raises(ValidationError, match="indices_tensor.sizes"):
         compile_operator(MaxUnpoolingOperatorDesc(x, TensorDesc("uint32", (1, 1, 5, 4)), x))
+
+
+def test_the_pooling_pages_levels():
+    """MAX_UNPOOLING came in 3.0 and both pages add the integer types (UINT64 indices) in 5.0."""
+    x, out = TensorDesc("float32", (1, 1, 2, 2)), TensorDesc("float32", (1, 1, 4, 4))
+    idx = TensorDesc("uint32", (1, 1, 2, 2))
+    compile_operator(MaxUnpoolingOperatorDesc(x, idx, out), "3.0")
+    with pytest.raises(ValidationError, match=r"feature_level must be at least 3.0.*DML_FEATURE_LEVEL_3_0"):
+        compile_operator(MaxUnpoolingOperatorDesc(x, idx, out), "2.1")
+    xi, oi = TensorDesc("int32", (1, 1, 2, 2)), TensorDesc("int32", (1, 1, 4, 4))
+    values = np.array([7, -3, 5, 2], np.int32)
+    got = compile_operator(MaxUnpoolingOperatorDesc(xi, idx, oi), "5.0")(
+        jnp.asarray(values), jnp.asarray(np.array([0, 3, 9, 15], np.uint32))
+    )
+    want = np.zeros(16, np.int32)
+    want[[0, 3, 9, 15]] = values
+    check_output(oi, got, want.reshape(1, 1, 4, 4))
+    with pytest.raises(ValidationError, match=r"input_tensor.dtype must be .* at feature level 4.1"):
+        compile_operator(MaxUnpoolingOperatorDesc(xi, idx, oi), "4.1")
+    with pytest.raises(ValidationError, match=r"indices_tensor.dtype must be .* at feature level 4.1"):
+        compile_operator(MaxUnpoolingOperatorDesc(x, TensorDesc("uint64", (1, 1, 2, 2)), out), "4.1")
+    compile_operator(MaxUnpoolingOperatorDesc(x, TensorDesc("uint64", (1, 1, 2, 2)), out), "5.0")
+    value = np.arange(-12, 18, dtype=np.int32).reshape(1, 1, 5, 6) * 7 % 23
+    want_v, want_i = reference.max_pool(value, (3, 2), (2, 1), (1, 2), (1, 0), (1, 1))
+    p, q = TensorDesc("int32", value.shape), TensorDesc("int32", want_v.shape)
+    v, i = compile_operator(_pool_desc(p, q, TensorDesc("uint32", want_v.shape)), "5.0")(jnp.asarray(value.ravel()))
+    check_output(q, v, want_v)
+    check_output(TensorDesc("uint32", want_v.shape), i, want_i)
+    with pytest.raises(ValidationError, match=r"input_tensor.dtype must be .* at feature level 4.1"):
+        compile_operator(_pool_desc(p, q, None), "4.1")
+    f, g = TensorDesc("float32", value.shape), TensorDesc("float32", want_v.shape)
+    compile_operator(_pool_desc(f, g, TensorDesc("uint64", want_v.shape)), "5.0")
+    with pytest.raises(ValidationError, match=r"output_indices_tensor.dtype must be .* at feature level 4.1"):
+        compile_operator(_pool_desc(f, g, TensorDesc("uint64", want_v.shape)), "4.1")

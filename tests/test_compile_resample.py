@@ -147,3 +147,30 @@ def test_resample3_antialiases_from_6_4():
         compile_operator(desc, "6.3")
     with pytest.raises(TypeError, match=r"antialiased must be a bool"):
         Resample3OperatorDesc(t, u, LINEAR, DEC, scales, a, b, "yes")
+
+
+def test_the_resample_pages_later_rows():
+    """RESAMPLE1 takes 1 to 4 dimensions from 5.1 and bytes from 6.2, RESAMPLE_GRAD 1 to 4 from
+    5.1, RESAMPLE3 bytes from its first level (6.4)."""
+    t2, u2 = TensorDesc("float32", (2, 3)), TensorDesc("float32", (4, 6))
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    desc = Resample1OperatorDesc(t2, u2, LINEAR, (2.0, 2.0), (0.5, 0.5), (-0.5, -0.5))
+    check_output(u2, compile_operator(desc, "5.1")(x.ravel()), dmljax.resample(x, (2.0, 2.0), mode="linear"))
+    with pytest.raises(ValidationError, match=r"input_tensor.dimension_count must be 4 at feature level 5.0"):
+        compile_operator(desc, "5.0")
+    b, c = TensorDesc("uint8", (2, 3)), TensorDesc("uint8", (4, 6))
+    xb = x.astype(np.uint8)
+    nearest = Resample1OperatorDesc(b, c, NEAREST, (2.0, 2.0), (0.5, 0.5), (-0.5, -0.5))
+    check_output(c, compile_operator(nearest, "6.2")(xb.ravel()), np.repeat(np.repeat(xb, 2, 0), 2, 1))
+    bytes_at_6_1 = r"input_tensor.dtype must be one of FLOAT32, FLOAT16 at feature level 6.1"
+    with pytest.raises(ValidationError, match=bytes_at_6_1):
+        compile_operator(nearest, "6.1")
+    grad = ResampleGradOperatorDesc(u2, t2, LINEAR, (2.0, 2.0), (0.5, 0.5), (-0.5, -0.5))
+    compile_operator(grad, "5.1")
+    with pytest.raises(ValidationError, match=r"input_gradient_tensor.dimension_count must be 4 at feature level 5.0"):
+        compile_operator(grad, "5.0")
+    three = Resample3OperatorDesc(b, c, NEAREST, DEC, (2.0, 2.0), (0.5, 0.5), (-0.5, -0.5), False)
+    want = dmljax.resample(xb, (2.0, 2.0), mode="nearest", rounding_direction="decreasing")
+    check_output(c, compile_operator(three, "6.4")(xb.ravel()), want)
+    with pytest.raises(ValidationError, match=r"feature_level must be at least 6.4"):
+        compile_operator(three, "6.3")

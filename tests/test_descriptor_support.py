@@ -10,8 +10,22 @@ import pytest
 from dmljax._descriptors.feature_levels import FeatureLevel
 from dmljax._descriptors.gather import GATHER_SUPPORT
 from dmljax._descriptors.gather_elements import GATHER_ELEMENTS_SUPPORT
+from dmljax._descriptors.generators import (
+    DIAGONAL_MATRIX1_SUPPORT,
+    DIAGONAL_MATRIX_SUPPORT,
+    FILL_VALUE_CONSTANT_SUPPORT,
+)
 from dmljax._descriptors.nd import GATHER_ND_SUPPORT, SCATTER_ND_SUPPORT
+from dmljax._descriptors.pooling import MAX_POOLING2_SUPPORT, MAX_UNPOOLING_SUPPORT
 from dmljax._descriptors.random_generator import RANDOM_GENERATOR_SUPPORT
+from dmljax._descriptors.resample import (
+    RESAMPLE1_SUPPORT,
+    RESAMPLE2_SUPPORT,
+    RESAMPLE3_SUPPORT,
+    RESAMPLE_GRAD1_SUPPORT,
+    RESAMPLE_GRAD_SUPPORT,
+    RESAMPLE_SUPPORT,
+)
 from dmljax._descriptors.scatter import SCATTER_SUPPORT
 from dmljax._descriptors.slice1 import SLICE1_SUPPORT
 from dmljax._descriptors.support import support_at
@@ -25,7 +39,19 @@ TABLES = {
     "DML_SCATTER_ND_OPERATOR_DESC": SCATTER_ND_SUPPORT,
     "DML_SLICE1_OPERATOR_DESC": SLICE1_SUPPORT,
     "DML_RANDOM_GENERATOR_OPERATOR_DESC": RANDOM_GENERATOR_SUPPORT,
+    "DML_MAX_POOLING2_OPERATOR_DESC": MAX_POOLING2_SUPPORT,
+    "DML_MAX_UNPOOLING_OPERATOR_DESC": MAX_UNPOOLING_SUPPORT,
+    "DML_RESAMPLE_OPERATOR_DESC": RESAMPLE_SUPPORT,
+    "DML_RESAMPLE1_OPERATOR_DESC": RESAMPLE1_SUPPORT,
+    "DML_RESAMPLE2_OPERATOR_DESC": RESAMPLE2_SUPPORT,
+    "DML_RESAMPLE3_OPERATOR_DESC": RESAMPLE3_SUPPORT,
+    "DML_RESAMPLE_GRAD_OPERATOR_DESC": RESAMPLE_GRAD_SUPPORT,
+    "DML_RESAMPLE_GRAD1_OPERATOR_DESC": RESAMPLE_GRAD1_SUPPORT,
+    "DML_DIAGONAL_MATRIX_OPERATOR_DESC": DIAGONAL_MATRIX_SUPPORT,
+    "DML_DIAGONAL_MATRIX1_OPERATOR_DESC": DIAGONAL_MATRIX1_SUPPORT,
+    "DML_FILL_VALUE_CONSTANT_OPERATOR_DESC": FILL_VALUE_CONSTANT_SUPPORT,
 }
+INDEX_TENSORS = ("IndicesTensor", "OutputIndicesTensor")
 
 
 def page_row(struct: str, level: FeatureLevel) -> dict | None:
@@ -52,7 +78,7 @@ def library_row(struct: str, level: FeatureLevel, tensors: list[str]) -> dict | 
         state, output = _span(row.state_dimension_counts), _span(row.output_dimension_counts)
         return {t: (output if t == "OutputTensor" else state, types) for t in tensors}
     index_types = {t.name for t in row.index_types}
-    return {t: (row.dims, index_types if t == "IndicesTensor" else types) for t in tensors}
+    return {t: (row.dims, index_types if t in INDEX_TENSORS else types) for t in tensors}
 
 
 @pytest.mark.parametrize("level", list(FeatureLevel), ids=str)

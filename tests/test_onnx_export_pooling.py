@@ -1,5 +1,6 @@
-"""dmljax.onnx.export of max_pool_with_indices (one MaxPool node), fold (one Col2Im node),
-unfold and max_unpool (their JAX formulations), equal to JAX bit for bit in onnxruntime."""
+"""dmljax.onnx.export of max_pool_with_indices (MaxPool, and a NaN subgraph for windows with
+NaN), fold (one Col2Im node), unfold and max_unpool (their JAX formulations), equal to JAX bit
+for bit in onnxruntime, NaN payloads and signed zeros included."""
 
 import jax
 import numpy as np
@@ -81,3 +82,76 @@ def test_integer_max_pool_exports_equal_jax(dtype):
     assert ("MaxPool" in [n.op_type for n in model.graph.node]) == (dtype in ("int8", "uint8"))
     for got, want in zip(run(model, x), jax.jit(fn)(x), strict=True):
         np.testing.assert_array_equal(got, np.asarray(want))
+
+
+def _with_specials(x, rng):
+    """``x`` with a fifth of its elements NaN (four payloads and signs), and some -0.0 and +-inf."""
+    flat = x.reshape(-1).copy()
+    nans = np.array([0x7FC00000, 0xFFC00000, 0x7FC00321, 0xFFC00001], np.uint32).view(np.float32)
+    where = rng.choice(flat.size, flat.size // 5, replace=False)
+    flat[where] = nans[rng.integers(0, 4, where.size)].astype(x.dtype)
+    for value, count in ((-0.0, 6), (np.inf, 3), (-np.inf, 3)):
+        flat[rng.choice(flat.size, count)] = value
+    return flat.reshape(x.shape)
+
+
+def _same_bits(got, want):
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == np.asarray(w).dtype and g.tobytes() == np.asarray(w).tobytes()
+
+
+def test_max_pool_export_returns_the_first_nan_of_a_window():
+    # onnxruntime's MaxPool alone skips a NaN after a window's first element: 3.0 at index 3.
+    x = np.array([1.0, np.nan, 2.0, 3.0, -0.0, 0.0, -1.0, -2.0], np.float32).reshape(1, 2, 2, 2)
+
+    def fn(v):
+        return dmljax.max_pool_with_indices(v, (2, 2))
+
+    values, indices = run(dmljax.onnx.export(fn, x), x)
+    assert np.isnan(values[0, 0, 0, 0]) and indices.ravel().tolist() == [1, 4]
+    assert values[0, 1, 0, 0].tobytes() == np.float32(-0.0).tobytes()  # the first of -0.0 and 0.0
+    _same_bits((values, indices), jax.jit(fn)(x))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize(
+    "shape, args",
+    [
+        ((2, 3, 7, 8), ((3, 3), (2, 2), (1, 1), (1, 1), (1, 1))),
+        ((2, 3, 7, 8), ((2, 3), (1, 2), (0, 1), (1, 1), (2, 1))),
+        ((1, 2, 4, 5, 6), ((2, 2, 3), (1, 2, 1), (1, 1, 2), (0, 1, 1), (1, 1, 1))),
+    ],
+    ids=str,
+)
+def test_max_pool_export_equals_dmljax_on_nan_windows(dtype, shape, args):
+    rng = np.random.default_rng(len(shape))
+    x = _with_specials(np.round(rng.standard_normal(shape) * 2).astype(dtype), rng)
+
+    def fn(v):
+        return dmljax.max_pool_with_indices(v, *args)
+
+    model = dmljax.onnx.export(fn, x)
+    onnx.checker.check_model(model)
+    _same_bits(run(model, x), jax.jit(fn)(x))
+
+
+def test_fold_unfold_and_max_unpool_exports_keep_nans_bit_for_bit():
+    rng = np.random.default_rng(5)
+    cols = _with_specials(rng.standard_normal((2, 18, 16)).astype(np.float32), rng)
+
+    def fold(c):
+        return dmljax.fold(c, (5, 8), (2, 3), (1, 2), (2, 1), (1, 1), (0, 1))
+
+    _same_bits(run(dmljax.onnx.export(fold, cols), cols), (jax.jit(fold)(cols),))
+    x = _with_specials(rng.standard_normal((1, 2, 6, 5)).astype(np.float32), rng)
+
+    def unfold(v):
+        return dmljax.unfold(v, (2, 2), (2, 1), (1, 2), (1, 0), (0, 1))
+
+    _same_bits(run(dmljax.onnx.export(unfold, x), x), (jax.jit(unfold)(x),))
+    values, indices = (np.asarray(a) for a in dmljax.max_pool_with_indices(x, (2, 2), (2, 2)))
+
+    def unpool(a, b):
+        return dmljax.max_unpool(a, b, x.shape)
+
+    _same_bits(run(dmljax.onnx.export(unpool, values, indices), values, indices), (jax.jit(unpool)(values, indices),))

@@ -69,3 +69,25 @@ def test_other_offsets_and_the_gradient_export_equal_jax():
 
     model = dmljax.onnx.export(grad, x)
     np.testing.assert_allclose(run(model, x), jax.jit(grad)(x), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_resample_export_puts_nan_where_jax_does(mode, dtype):
+    """NaN inputs: nearest copies them bit for bit (payloads too); linear gives NaN at the same
+    outputs, its other values as close as without NaN. (An infinity as the last element of an
+    axis differs: dmljax adds it again with weight 0 at the border, NaN; Resize gives it.)"""
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(2, 3, 7, 8)).astype(dtype)
+    nans = np.array([0x7FC00000, 0xFFC00000, 0x7FC00321], np.uint32).view(np.float32)
+    x.reshape(-1)[rng.choice(x.size, 20, replace=False)] = nans[rng.integers(0, 3, 20)].astype(dtype)
+
+    def fn(v):
+        return dmljax.resample(v, (1.0, 1.0, 2.0, 1.5), mode=mode)
+
+    got, want = run(dmljax.onnx.export(fn, x), x), np.asarray(jax.jit(fn)(x))
+    if mode == "nearest":
+        np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+    else:
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        np.testing.assert_allclose(got, want, rtol=1e-3 if dtype == "float16" else 1e-6, atol=1e-6)

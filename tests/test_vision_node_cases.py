@@ -178,3 +178,29 @@ def test_diagonal_matrix_exports_equal_to_onnxruntime():
     session = onnx_session(model)
     got = session.run(None, {session.get_inputs()[0].name: x})[0]
     assert got.tobytes() == np.asarray(fn(x)).tobytes()
+
+
+def test_the_generator_pages_later_rows():
+    """DIAGONAL_MATRIX takes 2 to 4 dimensions from 4.0 and the 64-bit types from 5.1,
+    DIAGONAL_MATRIX1 the 64-bit types, FILL_VALUE_CONSTANT 1 to 8 dimensions from 4.0 and the
+    64-bit types from 4.1."""
+    eye = DiagonalMatrixOperatorDesc(TensorDesc("float32", (2, 3)), 0, 1.0)
+    np.testing.assert_array_equal(np.asarray(compile_operator(eye, "4.0")()).reshape(2, 3), np.eye(2, 3))
+    with pytest.raises(ValidationError, match=r"output_tensor.dimension_count must be 4 at feature level 3.1"):
+        compile_operator(eye, "3.1")
+    fill = FillValueConstantOperatorDesc(TensorDesc("int16", (6,)), "int16", -7)
+    assert np.asarray(compile_operator(fill, "4.0")()).tolist() == [-7] * 6
+    with pytest.raises(ValidationError, match=r"output_tensor.dimension_count must be 4 at feature level 3.1"):
+        compile_operator(fill, "3.1")
+    with jax.enable_x64(True):
+        wide = DiagonalMatrixOperatorDesc(TensorDesc("float64", (1, 1, 2, 2)), 0, 0.1)
+        np.testing.assert_array_equal(np.asarray(compile_operator(wide, "5.1")()), [0.1, 0, 0, 0.1])
+        with pytest.raises(ValidationError, match=r"output_tensor.dtype must be .* at feature level 5.0"):
+            compile_operator(wide, "5.0")
+        big = TensorDesc("int64", (2, 2))
+        one = DiagonalMatrix1OperatorDesc(None, big, "int64", 2**40, 0, 1)
+        assert np.asarray(compile_operator(one, "5.1")()).tolist() == [2**40, 0, 0, 2**40]
+        fill64 = FillValueConstantOperatorDesc(TensorDesc("uint64", (3,)), "uint64", 2**63)
+        assert np.asarray(compile_operator(fill64, "4.1")()).tolist() == [2**63] * 3
+        with pytest.raises(ValidationError, match=r"output_tensor.dtype must be .* at feature level 4.0"):
+            compile_operator(fill64, "4.0")

@@ -20,7 +20,7 @@ from dmljax._core.errors import ValidationError
 from dmljax._descriptors.feature_levels import FeatureLevel
 from dmljax._descriptors.members import int_member, set_tensors
 from dmljax._descriptors.registry import Operator, register
-from dmljax._descriptors.support import FL2_1_DATA_TYPES, SupportRow
+from dmljax._descriptors.support import FL2_1_DATA_TYPES, FL4_1_DATA_TYPES, SupportRow
 from dmljax._descriptors.validate import Check, check_output, check_row, same, tensors_of
 from dmljax._ops.movement.fill_value_sequence import check_scalar
 from dmljax._ops.movement.generators import diagonal_matrix_validated, fill_value_constant_validated
@@ -34,16 +34,24 @@ __all__ = [
     "FillValueConstantOperatorDesc",
 ]
 
-# DML_DIAGONAL_MATRIX's page: introduced in 2.0, 4 dimensions, FLOAT32/FLOAT16; from 2.1
-# the 32/16/8-bit integer types too. FILL_VALUE_CONSTANT's page: introduced in 2.1, 4
-# dimensions, the 32/16/8-bit types. DIAGONAL_MATRIX1 (5.1, DirectML 1.9): its table was
-# not available here (the 2.1 types, 2 to 4 dimensions): to check against the page.
+# The pages' "Tensor support" tables (Markdown source: github.com/MicrosoftDocs/sdk-api, and
+# MicrosoftDocs/windows-ai-docs for DIAGONAL_MATRIX1). DIAGONAL_MATRIX: introduced in 2.0, 4
+# dimensions, FLOAT32/FLOAT16; the 32/16/8-bit integers from 2.1; 2 to 4 dimensions from 4.0;
+# the 64-bit types from 5.1. FILL_VALUE_CONSTANT: introduced in 2.1, 4 dimensions, the
+# 32/16/8-bit types; 1 to 8 dimensions from 4.0; the 64-bit types from 4.1. DIAGONAL_MATRIX1
+# (5.1, DirectML 1.9): 2 to 4 dimensions, the 64-bit types included.
 DIAGONAL_MATRIX_SUPPORT = (
     SupportRow(FeatureLevel.FL_2_0, (4, 4), (DataType.FLOAT32, DataType.FLOAT16)),
     SupportRow(FeatureLevel.FL_2_1, (4, 4), FL2_1_DATA_TYPES),
+    SupportRow(FeatureLevel.FL_4_0, (2, 4), FL2_1_DATA_TYPES),
+    SupportRow(FeatureLevel.FL_5_1, (2, 4), FL4_1_DATA_TYPES),
 )
-DIAGONAL_MATRIX1_SUPPORT = (SupportRow(FeatureLevel.FL_5_1, (2, 4), FL2_1_DATA_TYPES),)
-FILL_VALUE_CONSTANT_SUPPORT = (SupportRow(FeatureLevel.FL_2_1, (4, 4), FL2_1_DATA_TYPES),)
+DIAGONAL_MATRIX1_SUPPORT = (SupportRow(FeatureLevel.FL_5_1, (2, 4), FL4_1_DATA_TYPES),)
+FILL_VALUE_CONSTANT_SUPPORT = (
+    SupportRow(FeatureLevel.FL_2_1, (4, 4), FL2_1_DATA_TYPES),
+    SupportRow(FeatureLevel.FL_4_0, (1, 8), FL2_1_DATA_TYPES),
+    SupportRow(FeatureLevel.FL_4_1, (1, 8), FL4_1_DATA_TYPES),
+)
 
 
 def _value_type(desc: Any) -> None:

@@ -42,18 +42,27 @@ __all__ = [
 ]
 
 _FLOATS = (DataType.FLOAT32, DataType.FLOAT16)
-# DML_MAX_POOLING2's page: introduced in 2.1, 4 to 5 dimensions, FLOAT32 and FLOAT16;
-# INT8 and UINT8 from 3.0; OutputIndicesTensor UINT32 (index_types).
+# The 64/32/16/8-bit integer types join the floats at 5.0 on both pooling pages (no FLOAT64).
+_FL5_0_TYPES = tuple(DataType[n] for n in "FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8".split())
+_FL5_0_INDICES = (DataType.UINT64, DataType.UINT32)
+# The pages' "Tensor support" tables (their Markdown source, github.com/MicrosoftDocs/sdk-api,
+# checked against learn.microsoft.com). DML_MAX_POOLING2: introduced in 2.1, 4 to 5
+# dimensions, FLOAT32/FLOAT16 with UINT32 indices; INT8/UINT8 from 3.0; from 5.0 the 64/32/16/8-
+# bit integers and UINT64 indices too.
 MAX_POOLING2_SUPPORT = (
     SupportRow(FeatureLevel.FL_2_1, (4, 5), _FLOATS, (DataType.UINT32,)),
     SupportRow(FeatureLevel.FL_3_0, (4, 5), (*_FLOATS, DataType.INT8, DataType.UINT8), (DataType.UINT32,)),
+    SupportRow(FeatureLevel.FL_5_0, (4, 5), _FL5_0_TYPES, _FL5_0_INDICES),
 )
-# DML_MAX_UNPOOLING (introduced in 2.1): 4 dimensions, FLOAT32/FLOAT16 data, UINT32/UINT64
-# indices. The table of the page version read here was not available: to check against it.
-MAX_UNPOOLING_SUPPORT = (SupportRow(FeatureLevel.FL_2_1, (4, 4), _FLOATS, (DataType.UINT32, DataType.UINT64)),)
-# DML_UNFOLD / DML_FOLD (feature level 6.4, DirectML 1.15.1): (N, C, up to 6 spatial)
-# inputs, 3-D columns. Their tables were not available here: the 32/16/8-bit types of 2.1,
-# to check against the pages.
+# DML_MAX_UNPOOLING: introduced in 3.0 (not 2.1) with 4 dimensions, FLOAT32/FLOAT16 data and
+# UINT32 indices; from 5.0 the 64/32/16/8-bit integers and UINT64 indices too.
+MAX_UNPOOLING_SUPPORT = (
+    SupportRow(FeatureLevel.FL_3_0, (4, 4), _FLOATS, (DataType.UINT32,)),
+    SupportRow(FeatureLevel.FL_5_0, (4, 4), _FL5_0_TYPES, _FL5_0_INDICES),
+)
+# DML_UNFOLD / DML_FOLD: introduced in 6.4 (DirectML 1.15.1), 3 to 8 dimensions (the pages'
+# tables, MicrosoftDocs/windows-ai-docs docs/directml/api/). Their "Supported data types"
+# cells are empty: the 32/16/8-bit types of 2.1 here are unverified.
 UNFOLD_SUPPORT = (SupportRow(FeatureLevel.FL_6_4, (3, 8), FL2_1_DATA_TYPES),)
 FOLD_SUPPORT = (SupportRow(FeatureLevel.FL_6_4, (3, 8), FL2_1_DATA_TYPES),)
 

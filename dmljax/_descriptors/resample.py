@@ -1,7 +1,9 @@
 """DML_RESAMPLE(1,2) and DML_RESAMPLE_GRAD(1): the structs, their support tables, their rules.
 
 https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_resample1_operator_desc
+https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_resample_operator_desc
 https://learn.microsoft.com/en-us/windows/ai/directml/api/ns-directml-dml_resample2_operator_desc
+https://learn.microsoft.com/en-us/windows/ai/directml/api/ns-directml-dml_resample3_operator_desc
 https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-dml_resample_grad_operator_desc
 https://learn.microsoft.com/en-us/windows/ai/directml/api/ns-directml-dml_resample_grad1_operator_desc
 Semantics: `dmljax.resample` and `dmljax.resample_grad`. The output sizes are the
@@ -71,21 +73,28 @@ class InterpolationMode(enum.IntEnum):
 
 _FLOATS = (DataType.FLOAT32, DataType.FLOAT16)
 _BYTES = (*_FLOATS, DataType.INT8, DataType.UINT8)
-# The pages' "tensor support" tables. DML_RESAMPLE (its current page): introduced in 2.0 with
-# 4 dimensions, 1 to 4 from 5.1, INT8 and UINT8 from 6.2. RESAMPLE1 (2.1) and RESAMPLE_GRAD
-# (3.0): 4 dimensions (the versions of their pages read, which list no later rows);
-# RESAMPLE2 and RESAMPLE_GRAD1 (5.1): 1 to 4. FLOAT32 and FLOAT16 otherwise.
+# The pages' "Tensor support" tables (their Markdown source: github.com/MicrosoftDocs/sdk-api
+# for RESAMPLE, RESAMPLE1 and RESAMPLE_GRAD, MicrosoftDocs/windows-ai-docs for RESAMPLE2/3 and
+# RESAMPLE_GRAD1). RESAMPLE (2.0) and RESAMPLE1 (2.1): 4 dimensions, 1 to 4 from 5.1, INT8 and
+# UINT8 from 6.2. RESAMPLE_GRAD (3.0): 4 dimensions, 1 to 4 from 5.1. RESAMPLE2 and
+# RESAMPLE_GRAD1 (5.1): 1 to 4. RESAMPLE3 (6.4): 1 to 4 with INT8 and UINT8. FLOAT32 and
+# FLOAT16 otherwise.
 RESAMPLE_SUPPORT = (
     SupportRow(FeatureLevel.FL_2_0, (4, 4), _FLOATS),
     SupportRow(FeatureLevel.FL_5_1, (1, 4), _FLOATS),
     SupportRow(FeatureLevel.FL_6_2, (1, 4), _BYTES),
 )
-RESAMPLE1_SUPPORT = (SupportRow(FeatureLevel.FL_2_1, (4, 4), _FLOATS),)
+RESAMPLE1_SUPPORT = (
+    SupportRow(FeatureLevel.FL_2_1, (4, 4), _FLOATS),
+    SupportRow(FeatureLevel.FL_5_1, (1, 4), _FLOATS),
+    SupportRow(FeatureLevel.FL_6_2, (1, 4), _BYTES),
+)
 RESAMPLE2_SUPPORT = (SupportRow(FeatureLevel.FL_5_1, (1, 4), _FLOATS),)
-# RESAMPLE3: directml.h declares it from DML_TARGET_VERSION 0x6400 (feature level 6.4); its
-# page's table was not available here: RESAMPLE2's row, at 6.4 (to check against the page).
-RESAMPLE3_SUPPORT = (SupportRow(FeatureLevel.FL_6_4, (1, 4), _FLOATS),)
-RESAMPLE_GRAD_SUPPORT = (SupportRow(FeatureLevel.FL_3_0, (4, 4), _FLOATS),)
+RESAMPLE3_SUPPORT = (SupportRow(FeatureLevel.FL_6_4, (1, 4), _BYTES),)
+RESAMPLE_GRAD_SUPPORT = (
+    SupportRow(FeatureLevel.FL_3_0, (4, 4), _FLOATS),
+    SupportRow(FeatureLevel.FL_5_1, (1, 4), _FLOATS),
+)
 RESAMPLE_GRAD1_SUPPORT = (SupportRow(FeatureLevel.FL_5_1, (1, 4), _FLOATS),)
 
 

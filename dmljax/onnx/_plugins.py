@@ -90,6 +90,8 @@ def _plugin(prim, lower, component: str, onnx_ops: tuple[str, ...]):
 
 
 _P = EXPORT_PRIMITIVES
+# MaxPool, and the NaN subgraph that returns the first NaN of a window (dmljax.onnx._vision).
+_MAX_POOL_OPS = ("MaxPool", "Cast", "IsNaN", "Range", "Reshape", "Where", "Greater", "Gather")
 PLUGINS = (
     _plugin(_P["gather"], lower_gather, "gather", ("Gather", "Clip", "Where")),
     _plugin(_P["gather_elements"], lower_gather_elements, "gather_elements", ("GatherElements", "Clip", "Where")),
@@ -103,8 +105,8 @@ PLUGINS = (
     _plugin(_P["arg_reduce"], lower_arg_reduce, "arg_reduce", ("TopK", "Transpose", "Reshape", "Slice")),
     _plugin(_P["one_hot"], lower_one_hot, "one_hot", ("Equal", "Where")),
     _plugin(_P["resample"], lower_resample, "resample", ("Resize", "Cast")),
-    _plugin(_P["max_pool_values"], lower_max_pool_values, "max_pool_values", ("MaxPool", "Cast")),
-    _plugin(_P["max_pool_indices"], lower_max_pool_indices, "max_pool_indices", ("MaxPool", "Cast")),
+    _plugin(_P["max_pool_values"], lower_max_pool_values, "max_pool_values", _MAX_POOL_OPS),
+    _plugin(_P["max_pool_indices"], lower_max_pool_indices, "max_pool_indices", _MAX_POOL_OPS),
     _plugin(_P["fold"], lower_fold, "fold", ("Col2Im",)),
     _plugin(_P["read_tensor"], lower_read_tensor, "read_tensor", ("Reshape", "Transpose", "Slice", "Concat", "Expand")),
     _plugin(_P["write_tensor"], lower_write_tensor, "write_tensor", ("Reshape", "Transpose", "Concat", "Slice")),
