@@ -129,9 +129,8 @@ def read_tensor(buffer: jax.typing.ArrayLike, desc: TensorDesc) -> jax.Array:
       the gradients of `dmljax.gather` add (the ordered add; `jax.jvp` and second order
       add in that order too). The forward program is the same;
     * broadcast (zero-stride) dimensions alone: by XLA's ``reduce_sum`` of the broadcast,
-      in XLA's order (vectorised partial sums on a CPU, a tree on a GPU), which is not the
-      loop's: ordering it cost 9-29x the gradient on one CPU device
-      (docs/design/gather-gradient.md, "read_tensor").
+      in XLA's order (by platform and shape), not the loop's: ordering it cost 9-29x the
+      gradient on one CPU device (docs/design/gather-gradient.md, "read_tensor").
 
     Args:
       buffer: 1-D array of ``desc.dtype`` with at least ``desc.min_buffer_elements``
