@@ -9,6 +9,9 @@ broadcast; padded rows -> reshape + slice (a pad first when the buffer stops sho
 the last row's padding), written as concatenates of the value and the padding; anything
 else -> `dmljax._buffers.layout.plan_offsets`: nested outer dimensions split off as array axes
 (shard-local), then one gather (read) or scatter (write) of uint32 offsets within a row.
+A float read whose strides overlap (elements that share an offset through nonzero strides)
+keeps that program and takes its derivative from an ordered take of every element's offset
+(`dmljax._core.ordered_hooks`), so its gradient adds in the cotangent's row-major order.
 
 A packed read compiles to the same program as ``buffer.reshape(sizes)``
 (`tests/test_strided.py` compares the opcodes). Measurements and alternatives:
@@ -28,6 +31,8 @@ from jax import lax
 from dmljax._buffers.layout import LayoutPlan, OffsetsPlan, has_aliasing, plan_layout, plan_offsets
 from dmljax._buffers.tensor_desc import TensorDesc
 from dmljax._buffers.transpose import transpose
+from dmljax._core import ordered_hooks
+from dmljax._core.config import config
 from dmljax._core.dtypes import x64_enabled
 from dmljax._core.errors import fail
 from dmljax._core.markers import mark
@@ -115,9 +120,17 @@ def check_buffer(op: str, param: str, buffer: jax.typing.ArrayLike, desc: Tensor
 def read_tensor(buffer: jax.typing.ArrayLike, desc: TensorDesc) -> jax.Array:
     """Read the logical tensor that ``desc`` describes out of a flat buffer.
 
-    ``output[c] = buffer[dot(c, desc.strides)]``. Pure and differentiable: under
-    `jax.grad` the cotangent of a broadcast (zero-stride) dimension is summed back into
-    the one buffer element it came from; padding gets a zero gradient.
+    ``output[c] = buffer[dot(c, desc.strides)]``. Pure and differentiable; padding gets
+    a zero gradient. Where elements share an offset, their cotangents are added into it:
+
+    * overlapping strides (sliding windows; config ``ordered_gather_gradients``, on by
+      default): in the cotangent's row-major order, broadcast dimensions included, bit
+      for bit ``np.add.at`` over the cotangent, on every platform and device count, as
+      the gradients of `dmljax.gather` add (the ordered add; `jax.jvp` and second order
+      add in that order too). The forward program is the same;
+    * broadcast (zero-stride) dimensions alone: by XLA's ``reduce_sum`` of the broadcast,
+      in XLA's order (by platform and shape), not the loop's: ordering it cost 9-29x the
+      gradient on one CPU device (docs/design/gather-gradient.md, "read_tensor").
 
     Args:
       buffer: 1-D array of ``desc.dtype`` with at least ``desc.min_buffer_elements``
@@ -340,11 +353,76 @@ def _read_view(buffer: jax.Array, plan: LayoutPlan) -> jax.Array:
     return x.reshape(sizes)
 
 
+def overlaps(desc: TensorDesc) -> bool:
+    """Whether two logical elements share an offset through nonzero strides (overlapping windows).
+
+    Zero strides alone (broadcasts) do not count: those reads keep `lax.broadcast_in_dim`.
+
+    Examples:
+      >>> overlaps(TensorDesc("float32", (3, 3), strides=(1, 1)))  # sliding windows
+      True
+      >>> overlaps(TensorDesc("float32", (2, 3), strides=(0, 1)))  # a broadcast
+      False
+    """
+    live = tuple(1 if s == 0 else n for n, s in zip(desc.sizes, desc.strides, strict=True))
+    return has_aliasing(live, desc.strides)
+
+
+def _targets_dtype(desc: TensorDesc) -> Any:
+    """uint32, or uint64 with 64-bit types on, for the largest offset; None where neither fits."""
+    last = sum((n - 1) * s for n, s in zip(desc.sizes, desc.strides, strict=True))
+    if last < 2**32:
+        return jnp.uint32
+    return jnp.uint64 if x64_enabled() else None
+
+
+def _element_targets(desc: TensorDesc, dtype: Any) -> jax.Array:
+    """Buffer offset of every logical element (shape ``desc.sizes``), from iotas (fused by XLA)."""
+    targets = jnp.zeros(desc.sizes, dtype)
+    for dim, (size, stride) in enumerate(zip(desc.sizes, desc.strides, strict=True)):
+        if size > 1 and stride:
+            targets = targets + lax.broadcasted_iota(dtype, desc.sizes, dim) * np.asarray(stride, dtype)
+    return targets
+
+
+def _ordered_read(buffer: jax.Array, desc: TensorDesc, dtype: Any) -> jax.Array:
+    """`_read_offsets` whose derivative is an ordered take of every logical element.
+
+    The primal is the read as it was (the same compiled program); the tangent is
+    ``ordered_take(buffer_dot, targets)`` at every element's offset (`dmljax._core.ordered_hooks`),
+    linear, so its transpose adds the cotangent into the buffer in its row-major order,
+    broadcast dimensions included, and its own JVP and transpose keep that order at every order.
+    """
+
+    @jax.custom_jvp
+    def read(b: jax.Array) -> jax.Array:
+        return _read_offsets(b, desc)
+
+    @read.defjvp
+    def read_jvp(primals: tuple, tangents: tuple) -> tuple[jax.Array, jax.Array]:
+        return read(primals[0]), ordered_hooks.ordered_take(tangents[0], _element_targets(desc, dtype))
+
+    return read(buffer)
+
+
+def _ordered_dtype(desc: TensorDesc) -> Any:
+    """The targets' type of `_ordered_read` when ``desc`` reads overlapping float elements, else None.
+
+    Config ``ordered_gather_gradients`` off, integer types, layouts without overlapping
+    strides and offsets past uint32 without 64-bit types keep the plain read (and JAX's
+    transpose); the caller checked that the layout is not nested.
+    """
+    if not (config.ordered_gather_gradients and jnp.issubdtype(desc.dtype.dtype, jnp.inexact)):
+        return None
+    return _targets_dtype(desc) if overlaps(desc) else None
+
+
 @functools.partial(jax.jit, static_argnums=(1, 2))
 def _read_impl(buffer: jax.Array, desc: TensorDesc, tiles: bool) -> jax.Array:
     plan = plan_layout(desc.sizes, desc.strides)
     if not plan.nested:
-        return _read_offsets(buffer, desc)
+        dtype = _ordered_dtype(desc)
+        return _read_offsets(buffer, desc) if dtype is None else _ordered_read(buffer, desc, dtype)
     if plan.physical_dims:
         x = _read_view(buffer, plan)
         if not plan.is_identity:

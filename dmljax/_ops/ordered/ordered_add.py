@@ -23,7 +23,9 @@ primitive adds the rules that a ``jax.custom_jvp`` could not give a linear funct
 `ordered_take` (``ordered_take_p``) is its dual: ``flat[targets]`` (0 for a dropped target),
 a linear primitive whose transpose is `ordered_add` of the cotangent, so a gather written with
 it (the gradients of dmljax's gathers, `dmljax._ops.index.gather_grad`) scatters its
-cotangent in the updates' order, and each transposes into the other at every order.
+cotangent in the updates' order, and each transposes into the other at every order. It is
+registered with `dmljax._core.ordered_hooks` at import, for `read_tensor`'s overlapping
+strides (`dmljax._buffers` may not import ``_ops``).
 
 Design notes: docs/design/ordered-reductions.md ("Forward mode"), docs/design/gather-gradient.md.
 """
@@ -41,7 +43,7 @@ import numpy as np
 from jax import lax
 from jax.interpreters import ad, batching, mlir
 
-from dmljax._core import jax_compat
+from dmljax._core import jax_compat, ordered_hooks
 from dmljax._core.config import config
 from dmljax._core.platform import concrete_shape
 from dmljax._ops.common.positions import batch_rows
@@ -217,6 +219,7 @@ mlir.register_lowering(ordered_take_p, mlir.lower_fun(take_formulation, multiple
 ad.primitive_jvps[ordered_take_p] = _take_jvp
 ad.primitive_transposes[ordered_take_p] = _take_transpose
 batching.primitive_batchers[ordered_take_p] = _take_batch
+ordered_hooks.register_take(ordered_take)  # for the families below _ops (`dmljax._buffers.strided`)
 
 for _prim in PRIMITIVES:
     _prim.def_impl(functools.partial(jax_compat.apply_primitive, _prim))
