@@ -417,7 +417,14 @@ def _scatter_nd_impl(
             _combine_flat, positions=positions, formulation=formulation, mode=mode, sorted_=indices_are_sorted
         ),
         "sorted": functools.partial(_combine_sorted, positions=positions, reduction=reduction, mode=mode),
-        "rows": functools.partial(_scatter_rows, positions=positions, reduction=reduction, mode=mode, row_ids=row_ids),
+        "rows": functools.partial(
+            _scatter_rows,
+            positions=positions,
+            reduction="add" if formulation.combiner == "scatter" else reduction,  # integers: XLA's combiner
+            scatter_reduction=formulation.scatter_reduction,
+            mode=mode,
+            row_ids=row_ids,
+        ),
     }
     plain = layouts[formulation.layout]
     if formulation.cpu_layout is None:
@@ -432,13 +439,16 @@ def _scatter_rows(
     reduction: str,
     mode: IndexMode,
     row_ids: jax.Array | None = None,
+    scatter_reduction: str = "add",
 ) -> jax.Array:
     """On one XLA CPU device, a float reduction of whole slices as one scatter of rows (``(rows,
     w)`` windows), as `jax.ops.segment_sum` scatters, instead of one scatter of the ``w`` times
     as many flat elements: XLA CPU's scatter loops over the updates in their order, each
     row's elements inside (docs/design/ordered-reductions.md), so each element still takes
     its updates in loop order (`choose_formulation`'s ``cpu_layout="rows"``). ``"add"``:
-    XLA's combiner; ``"mul"``, ``"max"``/``"min"``: the loop's and onnxruntime's,
+    XLA's combiner, ``scatter_reduction`` (``"add"``; for integers and bool, exact in any
+    order on every platform, `choose_formulation`'s ``layout="rows"``, the formulation's own);
+    ``"mul"``, ``"max"``/``"min"``: the loop's and onnxruntime's,
     `dmljax._ops.ordered.row_fold` (with their own derivatives). The targets: ``row_ids``
     where given (see `scatter_nd_with_policy`), else the flat row positions."""
     k = len(positions)
@@ -452,7 +462,7 @@ def _scatter_rows(
         targets = row_ids
     table, values = input.reshape(rows, w), updates.reshape(-1, w)
     if reduction == "add":
-        return scatter_at(table, targets, values, "add").reshape(input.shape)
+        return scatter_at(table, targets, values, scatter_reduction).reshape(input.shape)
     return fold_rows(table, targets, values, reduction).reshape(input.shape)
 
 

@@ -107,8 +107,10 @@ class Formulation:
       cpu_scatter: on one XLA CPU device, one in-order XLA scatter may combine (config
         ``cpu_ordered_scatter``, an unpartitioned operand, and the loop's combiner: a complex
         product's roundings differ).
-      layout: ScatterND's plain layout of the updates: ``"flat"`` (element positions) or
-        ``"sorted"`` (sorted tuples, slice element major, so the flat targets stay sorted).
+      layout: ScatterND's plain layout of the updates: ``"flat"`` (element positions),
+        ``"sorted"`` (sorted tuples, slice element major, so the flat targets stay sorted) or
+        ``"rows"`` (one XLA scatter of whole rows, for the ``"scatter"`` combiner: exact in
+        any order, so on every platform, as `jax.ops.segment_sum` of integers scatters).
       cpu_layout: ScatterND's layout on one XLA CPU device where it differs from ``layout``:
         ``"rows"`` (one scatter of whole rows, a float add of slices), ``"flat"``, or None.
     """
@@ -156,6 +158,8 @@ def choose_formulation(
       >>> f = choose_formulation("add", jnp.float32, (4, 5), window=(5,), indices_are_sorted=True)
       >>> f.layout, f.cpu_layout
       ('sorted', 'rows')
+      >>> choose_formulation("add", jnp.int32, (4, 5), window=(5,)).layout  # exact in any order
+      'rows'
     """
     real = bool(jnp.issubdtype(dtype, jnp.floating))
     ordered = reduction in ("add", "mul") and bool(jnp.issubdtype(dtype, jnp.inexact))  # bfloat16 included
@@ -176,6 +180,7 @@ def choose_formulation(
     # (`dmljax._ops.ordered.row_fold`); one element a row only where that needs no flat positions.
     whole_rows = concrete_shape(shape) and concrete_shape(window) and (math.prod(window) > 1 or extremal or row_ids)
     rows = (ordered or extremal) and in_order and whole_rows
+    any_order_rows = combiner == "scatter" and whole_rows  # integers, bool: every order, the same bits
     cpu_layout = None
     if rows:
         cpu_layout = "rows"
@@ -188,7 +193,7 @@ def choose_formulation(
         ordered=ordered,
         unique_scatter=unique_indices and ordered and real,
         cpu_scatter=cpu_scatter,
-        layout="sorted" if sorted_layout else "flat",
+        layout="rows" if any_order_rows else "sorted" if sorted_layout else "flat",
         cpu_layout=cpu_layout,
     )
 
