@@ -506,6 +506,8 @@ def test_ctrl_c_exits_130_with_one_line(monkeypatch, capsys):
 def test_sigint_stops_the_process_with_status_130_and_no_traceback():
     code = (
         "import os, signal, sys, time\n"
+        # Python's own Ctrl-C handler, as in a terminal: a shell's background job inherits SIGINT ignored
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "from dmljax.bench import _checks, _cli\n"
         "_checks.CHECKS = [('sigint', lambda: os.kill(os.getpid(), signal.SIGINT) or time.sleep(5))]\n"
         "sys.exit(_cli.main(['--no-bench']))\n"
