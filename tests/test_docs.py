@@ -196,3 +196,10 @@ def test_no_page_quotes_a_test_count():
     for page in [ROOT / "README.md", *pages()]:
         found = count.findall(page.read_text())
         assert not found, (page.relative_to(ROOT), found)
+
+
+def test_the_page_the_benchmark_summary_names_for_cases_behind_exists():
+    from dmljax.bench._report import BEHIND_PAGE  # noqa: PLC0415
+
+    path, section = re.fullmatch(r"(\S+), section '(.+)'", BEHIND_PAGE).groups()
+    assert f"\n### {section}\n" in (ROOT / path).read_text()

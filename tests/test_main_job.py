@@ -201,6 +201,27 @@ def test_the_report_fits_100_columns_ends_with_a_summary_and_warns_of_wide_sprea
         assert "(max/min > 2)" in summary and f"slice1: {names[0]}" in summary
 
 
+def test_a_case_behind_points_to_the_page_that_says_why(monkeypatch, capsys):
+    """The first contender twice the baseline's time: behind, and the summary names the section
+    of docs/performance.md that gives each such case's reason (a run with none behind does not;
+    tests/test_docs.py checks that the section exists)."""
+
+    def slow_run_case(case, rounds=3, **_):
+        samples = {name: [1e-3] * rounds for name in case.contenders}
+        samples[next(iter(case.contenders))] = [2e-3] * rounds
+        return Result(case, samples, dict.fromkeys(case.contenders, 1e-2))
+
+    monkeypatch.setattr(_checks, "CHECKS", [("fake", lambda: "passes")])
+    monkeypatch.setattr(_cli, "run_case", slow_run_case)
+    assert _cli.main(["--sizes", "4K", "--rounds", "3", "--only", "slice1"]) == 0
+    summary = " ".join(capsys.readouterr().out.split("Summary: ")[1].split())
+    assert "within 10% of it in 0 and behind it in " in summary and "behind it in 0 " not in summary
+    assert "Why a case is behind its baseline: docs/performance.md, section 'Cases behind their baseline'." in summary
+    monkeypatch.setattr(_cli, "run_case", _fake_run({}))
+    assert _cli.main(["--sizes", "4K", "--rounds", "3", "--only", "slice1"]) == 0
+    assert "Why a case is behind" not in capsys.readouterr().out
+
+
 def test_the_json_record_holds_the_summary(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(_checks, "CHECKS", [("fake", lambda: "passes")])
     monkeypatch.setattr(_cli, "run_case", _fake_run({}))

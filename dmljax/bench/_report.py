@@ -225,6 +225,10 @@ def summarize(
     }
 
 
+# The page that names why each case behind its baseline is behind (issue 40).
+BEHIND_PAGE = "docs/performance.md, section 'Cases behind their baseline'"
+
+
 def print_summary(summary: dict[str, Any]) -> None:
     """The summary block: counts against the baseline, wall time, and a warning when rounds spread wide."""
     load = summary["load_average"]
@@ -238,6 +242,8 @@ def print_summary(summary: dict[str, Any]) -> None:
         f" (ahead: ratio below {1 - summary['level_within']:.2f}; behind: above {1 + summary['level_within']:.2f}).",
         f"Load average (1/5/15 min) at the end: {load_text} on {summary['cores']} cores.",
     ]
+    if summary["behind"]:
+        lines.insert(1, f"Why a case is behind its baseline: {BEHIND_PAGE}.")
     print()
     for line in lines:
         print("\n".join(wrap(line)))
