@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
 # The ordered reductions on one NVIDIA GPU: the GPU-relevant tests, the scatter_reduction
 # benchmark at 16-256 MiB, x.at[].add with and without --xla_gpu_deterministic_ops, the
-# segment reductions and the gathers' gradients against jnp.take's.
+# segment reductions, the gathers' gradients against jnp.take's, `dmljax.deterministic` on a
+# message-passing training step and an embedding gradient (with and without the flag), and
+# the deterministic, segment, cumulative and selection benchmark groups at 16 MiB.
 #
 # Usage (from the repository root, no network, no installs):
-#   PYTHONPATH=. scripts/gpu_check.sh            # on the GPU machine, under 8 minutes
+#   PYTHONPATH=. scripts/gpu_check.sh            # on the GPU machine, about 10 minutes
 #   PYTHONPATH=. scripts/gpu_check.sh --dry-run  # on the CPU, tiny sizes (tests/test_gpu_check.py)
+# Every part at its time limit adds up to about 13 minutes: where one command may run 10 at
+# most, run it as two, each into its own OUT, e.g.
+#   OUT=gpu1 PARTS="environment tests bench ops" scripts/gpu_check.sh
+#   OUT=gpu2 PARTS="environment segments gather_grad deterministic groups" scripts/gpu_check.sh
+# (PARTS: name prefixes of the parts to run; the others are recorded as skipped.)
 # Writes into ${OUT:-./gpu-results}: gpu_check.log (everything), one JSON per part and
 # gpu_check.json (every part's status and seconds, the figures). A failing or timed-out
 # part is recorded and the next one runs; gpu_check.json is written in every case.
@@ -38,10 +45,23 @@ else
   OPS_LOG2=24
 fi
 
+# selected NAME: whether NAME starts with one of the prefixes in PARTS.
+selected() {
+  local prefix
+  for prefix in $PARTS; do
+    case "$1" in "$prefix"*) return 0 ;; esac
+  done
+  return 1
+}
+
 # part NAME LIMIT_SECONDS COMMAND...: run one part under a time limit; record its status.
 part() {
   local name=$1 limit=$2
   shift 2
+  if [ -n "${PARTS:-}" ] && ! selected "$name"; then
+    printf '%s\tskipped\t0\n' "$name" >>"$OUT_DIR/parts.tsv"
+    return
+  fi
   local start end rc
   start=$(date +%s)
   echo "=== $name (limit ${limit}s): $*" >>"$LOG"
@@ -97,6 +117,21 @@ part segments 60 env OUT="$OUT_DIR" "$PY" scripts/gpu_segments.py $SEG_ARGS
 if [ "$DRY" = 1 ]; then GG_ARGS="--dry-run"; else GG_ARGS=""; fi
 # shellcheck disable=SC2086
 part gather_grad 60 env OUT="$OUT_DIR" "$PY" scripts/gpu_gather_grad.py $GG_ARGS
+
+# dmljax.deterministic on training programs as users write them: run to run, equal to the host
+# CPU's result, its cost against the plain program, with and without XLA's deterministic flag.
+if [ "$DRY" = 1 ]; then DET_ARGS="--dry-run"; else DET_ARGS=""; fi
+# shellcheck disable=SC2086
+part deterministic_default 75 env XLA_FLAGS="" OUT="$OUT_DIR" "$PY" scripts/gpu_deterministic.py default $DET_ARGS
+# shellcheck disable=SC2086
+part deterministic_xla_flag 75 env XLA_FLAGS=--xla_gpu_deterministic_ops=true OUT="$OUT_DIR" "$PY" \
+  scripts/gpu_deterministic.py xla_flag $DET_ARGS
+
+# What exactness costs on the device: the deterministic, segment, cumulative and selection
+# (top-k) groups of the benchmark against jax.ops / jnp / lax.top_k, one size.
+if [ "$DRY" = 1 ]; then GROUPS_SIZE="4K"; else GROUPS_SIZE="16M"; fi
+part groups 150 "$PY" -m dmljax --only deterministic,segment,cumulative,selection --sizes "$GROUPS_SIZE" \
+  --rounds 3 --no-peers --json "$OUT_DIR/groups_$GROUPS_SIZE.json"
 
 # The summary: every part's status, and the figures the parts wrote (missing ones are null).
 "$PY" - "$OUT_DIR" "$DRY" <<'EOF' >>"$LOG" 2>&1 || echo '{"summary": "failed"}' >"$OUT_DIR/gpu_check.json"
