@@ -142,8 +142,8 @@ def resample_grad(
       output_gradient: float array of the shape `resample` gives for ``input_shape``
         (DirectML's InputGradientTensor).
       input_shape: the shape of `resample`'s input (OutputGradientTensor's sizes), static.
-      scales, mode, input_pixel_offsets, output_pixel_offsets, rounding_direction,
-        antialiased: as in `resample`.
+      scales: as in `resample`, and so are ``mode``, ``input_pixel_offsets``,
+        ``output_pixel_offsets``, ``rounding_direction`` and ``antialiased``.
 
     Returns:
       Array of ``input_shape`` and ``output_gradient``'s type.
