@@ -13,12 +13,13 @@ of both. The programs are `dmljax.bench.deterministic`'s, as users write them.
 import json
 import os
 import sys
-import time
 
 import jax
 import numpy as np
 
 sys.path.insert(0, os.getcwd())
+from gpu_timing import median_ms  # noqa: E402  (this script's folder is on sys.path)
+
 import dmljax  # noqa: E402
 from dmljax.bench.deterministic import embedding_gradient, message_passing_step  # noqa: E402
 
@@ -27,16 +28,6 @@ DRY = "--dry-run" in sys.argv
 RUN = next((a for a in sys.argv[1:] if a != "--dry-run"), "default")
 RUNS, ROUNDS, STEPS = (2, 3, 2) if DRY else (5, 15, 10)
 NODES, EDGES, FEATURES = (64, 512, 16) if DRY else (2**15, 2**18, 16)
-
-
-def median_ms(f, *args):
-    jax.block_until_ready(f(*args))
-    times = []
-    for _ in range(ROUNDS):
-        start = time.perf_counter()
-        jax.block_until_ready(f(*args))
-        times.append((time.perf_counter() - start) * 1e3)
-    return float(np.median(times))
 
 
 def training(step):
@@ -69,7 +60,7 @@ for name, (fun, args) in programs.items():
     entry = {}
     for label, f in (("deterministic", jax.jit(dmljax.deterministic(fun))), ("plain", jax.jit(fun))):
         seen = {b"".join(np.asarray(a).tobytes() for a in jax.tree.leaves(f(*device_args))) for _ in range(RUNS)}
-        entry[label] = {"distinct_in_runs": len(seen), "median_ms": median_ms(f, *device_args)}
+        entry[label] = {"distinct_in_runs": len(seen), "median_ms": median_ms(f, *device_args, rounds=ROUNDS)}
         if label == "deterministic":
             host = f(*jax.device_put(args, cpu))  # committed to the host CPU: compiled and run there
             entry[label]["equals_host_cpu"] = b"".join(np.asarray(a).tobytes() for a in jax.tree.leaves(host)) in seen

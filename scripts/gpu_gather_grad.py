@@ -10,13 +10,14 @@ cotangent in its row-major order and repeats over runs, how many distinct result
 import json
 import os
 import sys
-import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 sys.path.insert(0, os.getcwd())
+from gpu_timing import median_ms  # noqa: E402  (this script's folder is on sys.path)
+
 import dmljax  # noqa: E402
 
 OUT = os.environ.get("OUT", "/tmp")
@@ -33,16 +34,6 @@ CASES = (
         ("axis 1", (4096, 1024), 1, 1024, False),
     )
 )
-
-
-def median_ms(f, *args):
-    jax.block_until_ready(f(*args))
-    times = []
-    for _ in range(ROUNDS):
-        start = time.perf_counter()
-        jax.block_until_ready(f(*args))
-        times.append((time.perf_counter() - start) * 1e3)
-    return float(np.median(times))
 
 
 res = {"device": str(jax.devices()[0]), "jax": jax.__version__, "config": dmljax.config.values()}
@@ -70,7 +61,7 @@ for name, shape, axis, k, hot in CASES:
         entry[op_name] = {
             "distinct_in_runs": len(seen),
             "equal_np_add_at": [s == want.tobytes() for s in seen],
-            "median_ms": median_ms(grad, x, i, c),
+            "median_ms": median_ms(grad, x, i, c, rounds=ROUNDS),
         }
     entry["ratio dmljax / jnp.take"] = entry["dmljax"]["median_ms"] / entry["jnp.take"]["median_ms"]
     res[name] = entry

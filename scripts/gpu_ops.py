@@ -11,24 +11,15 @@ records how many sorts each lowered program holds and whether it calls the kerne
 import json
 import os
 import sys
-import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 sys.path.insert(0, os.getcwd())
+from gpu_timing import median_ms  # noqa: E402  (this script's folder is on sys.path)
+
 import dmljax  # noqa: E402
-
-
-def median_ms(f, *args, reps=7):
-    jax.block_until_ready(f(*args))
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        jax.block_until_ready(f(*args))
-        times.append(time.perf_counter() - start)
-    return float(np.median(times) * 1e3)
 
 
 def ordered_add(x, t, u):

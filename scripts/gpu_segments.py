@@ -7,13 +7,14 @@ Run by scripts/gpu_check.sh (``--dry-run``: tiny sizes, any platform); writes
 import json
 import os
 import sys
-import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 sys.path.insert(0, os.getcwd())
+from gpu_timing import median_ms  # noqa: E402  (this script's folder is on sys.path)
+
 import dmljax  # noqa: E402
 from tests import reference  # noqa: E402
 
@@ -76,13 +77,8 @@ print(json.dumps({k: v for k, v in res.items() if k.startswith("guide")}), flush
 
 
 def timed(fn, *args):
-    fn(*args).block_until_ready()
-    ts = []
-    for _ in range(7):
-        t = time.perf_counter()
-        fn(*args).block_until_ready()
-        ts.append(time.perf_counter() - t)
-    return float(np.median(ts))
+    """Seconds: the median of 7 calls (`gpu_timing.median_ms`)."""
+    return median_ms(fn, *args) / 1e3
 
 
 for rows, segs, hub in SIZES:
