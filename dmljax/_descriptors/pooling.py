@@ -66,7 +66,7 @@ MAX_UNPOOLING_SUPPORT = (
 UNFOLD_SUPPORT = (SupportRow(FeatureLevel.FL_6_4, (3, 8), FL2_1_DATA_TYPES),)
 FOLD_SUPPORT = (SupportRow(FeatureLevel.FL_6_4, (3, 8), FL2_1_DATA_TYPES),)
 
-_WINDOW_MEMBERS = ("strides", "window_size", "start_padding", "end_padding", "dilations")
+_WINDOW_MEMBERS = ("strides", "window_size", "start_padding", "end_padding", "dilations", "window_sizes")
 
 
 def _members(desc: Any) -> None:
@@ -142,7 +142,6 @@ class UnfoldOperatorDesc:
 
     def __post_init__(self) -> None:
         _members(self)
-        object.__setattr__(self, "window_sizes", ints_member(type(self).__name__, "window_sizes", self.window_sizes))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -165,7 +164,6 @@ class FoldOperatorDesc:
 
     def __post_init__(self) -> None:
         _members(self)
-        object.__setattr__(self, "window_sizes", ints_member(type(self).__name__, "window_sizes", self.window_sizes))
 
 
 def _counts(row: SupportRow) -> tuple[int, ...]:
