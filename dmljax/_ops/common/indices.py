@@ -192,8 +192,10 @@ def as_data(op: str, param: str, value: Any) -> jax.Array:
     return value if isinstance(value, jax.Array) else jnp.asarray(value)
 
 
-def as_indices(op: str, indices: Any) -> jax.Array | np.ndarray:
+def as_indices(op: str, indices: Any, param: str = "indices") -> jax.Array | np.ndarray:
     """Check the index type; return JAX arrays (tracers too) as they are, host values as NumPy.
+
+    ``param`` names the argument in the error (``segment_ids``).
 
     Host values stay on the host until their full-width values are checked and, with
     ``jax_enable_x64`` off, narrowed exactly (`dmljax._ops.common.index_checks.prepare_indices`).
@@ -206,7 +208,7 @@ def as_indices(op: str, indices: Any) -> jax.Array | np.ndarray:
     dtype = np.dtype(indices.dtype)
     if dtype.kind not in "iu" or as_data_type(dtype) not in INDEX_TYPES:
         names = ", ".join(t.name for t in INDEX_TYPES)
-        raise type_fail(op, "indices.dtype", f"be one of {names}", dtype)
+        raise type_fail(op, f"{param}.dtype", f"be one of {names}", dtype)
     return indices
 
 

@@ -16,12 +16,12 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from dmljax._core.dtypes import as_data_type, x64_enabled
+from dmljax._core.dtypes import x64_enabled
 from dmljax._core.errors import fail
 from dmljax._core.limits import UINT32_MAX
 from dmljax._ops.common.checked import checkify_in_bounds
 from dmljax._ops.common.index_checks import raise_first_bad
-from dmljax._ops.common.indices import INDEX_TYPES, IndexMode, IndexPolicy, type_fail
+from dmljax._ops.common.indices import IndexMode, IndexPolicy, as_indices
 
 __all__ = ["Segments", "validate_segments"]
 
@@ -61,12 +61,7 @@ def validate_segments(
 
 def _as_ids(op: str, segment_ids: Any, shape: tuple[int, ...]) -> jax.Array | np.ndarray:
     """The ids as given (JAX arrays, tracers) or as NumPy (host values), type and shape checked."""
-    if not isinstance(segment_ids, jax.Array):
-        segment_ids = np.asarray(segment_ids)
-    dtype = np.dtype(segment_ids.dtype)
-    if dtype.kind not in "iu" or as_data_type(dtype) not in INDEX_TYPES:
-        names = ", ".join(t.name for t in INDEX_TYPES)
-        raise type_fail(op, "segment_ids.dtype", f"be one of {names}", dtype)
+    segment_ids = as_indices(op, segment_ids, "segment_ids")
     context = f"data shape {shape}"
     if segment_ids.ndim != 1:
         raise fail(op, "segment_ids.ndim", "be 1 (one id per row of data)", segment_ids.ndim, context)
